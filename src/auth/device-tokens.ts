@@ -1,0 +1,126 @@
+import crypto from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import pg from 'pg';
+import type { Pool } from '../store/db.js';
+import * as q from '../store/queries.js';
+
+export interface DeviceIdentity { id: number; ownerId: number; module: string }
+
+export const DEVICE_TOKEN = /^[0-9a-f]{64}$/;
+
+export function generateToken(): string {
+  return crypto.randomBytes(32).toString('hex');
+}
+
+export function hashToken(token: string): string {
+  return crypto.createHash('sha256').update(token).digest('hex');
+}
+
+/** Reads `Bearer <64 hex>`; anything else is no token at all. Lower-case hex only, as issued. */
+export function bearerToken(header: string): string | null {
+  if (header.length !== 71 || !header.startsWith('Bearer ')) return null;
+  const token = header.slice(7);
+  return DEVICE_TOKEN.test(token) ? token : null;
+}
+
+export interface TokenCacheStats { hits: number; misses: number }
+
+const UNKNOWN = 0 as const;
+// Negative entries stop a flood of wrong tokens from reaching the database; bounded, and short-lived so
+// a token can never stay refused for long by mistake.
+const NEGATIVE_TTL_MS = 30_000;
+// Positive entries are dropped at once by LISTEN/NOTIFY; the TTL is only a backstop if a notice is missed.
+const POSITIVE_TTL_MS = 5 * 60_000;
+
+/**
+ * SHA-256 of the presented token -> LRU cache (hash -> device) -> database on a miss.
+ * Concurrent misses for one hash share a single query.
+ */
+export class DeviceTokenCache {
+  private readonly known: LRUCache<string, DeviceIdentity>;
+  private readonly unknown: LRUCache<string, typeof UNKNOWN>;
+  private readonly pending = new Map<string, Promise<DeviceIdentity | null>>();
+  readonly stats: TokenCacheStats = { hits: 0, misses: 0 };
+
+  constructor(private readonly pool: Pool, size: number) {
+    this.known = new LRUCache({ max: size, ttl: POSITIVE_TTL_MS });
+    this.unknown = new LRUCache({ max: Math.min(size, 50_000), ttl: NEGATIVE_TTL_MS });
+  }
+
+  /** Synchronous answer when cached: a device, null for a known-bad token, undefined when the database must say. */
+  peek(hash: string): DeviceIdentity | null | undefined {
+    const device = this.known.get(hash);
+    if (device) { this.stats.hits++; return device; }
+    if (this.unknown.has(hash)) { this.stats.hits++; return null; }
+    return undefined;
+  }
+
+  lookup(hash: string): Promise<DeviceIdentity | null> {
+    let p = this.pending.get(hash);
+    if (p) return p;
+    this.stats.misses++;
+    p = this.pool.query<{ id: number; owner_id: number; module: string }>(q.findDeviceByTokenHash, [hash]).then((res) => {
+      const row = res.rows[0];
+      if (!row) { this.unknown.set(hash, UNKNOWN); return null; }
+      const device = { id: row.id, ownerId: row.owner_id, module: row.module };
+      this.known.set(hash, device);
+      return device;
+    }).finally(() => this.pending.delete(hash));
+    this.pending.set(hash, p);
+    return p;
+  }
+
+  evict(hash: string): void {
+    this.known.delete(hash);
+    this.unknown.delete(hash);
+  }
+
+  clear(): void {
+    this.known.clear();
+    this.unknown.clear();
+  }
+}
+
+/**
+ * Listens for revoked token hashes from every instance and the CLI. While the listener is disconnected
+ * notices can be missed, so each (re)connect clears the whole cache.
+ */
+export function listenForRevocations(databaseUrl: string, cache: DeviceTokenCache, log: (msg: string) => void): { close(): Promise<void>; ready: Promise<void> } {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((r) => { markReady = r; });
+
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-token-listener' });
+    c.on('notification', (msg) => { if (msg.payload) cache.evict(msg.payload); });
+    c.on('error', () => reconnect(c));
+    c.on('end', () => reconnect(c));
+    try {
+      await c.connect();
+      await c.query(`LISTEN ${q.TOKEN_REVOKED_CHANNEL}`);
+      client = c;
+      cache.clear();
+      markReady();
+    } catch (err) {
+      log(`token revocation listener: ${(err as Error).message}`);
+      reconnect(c);
+    }
+  };
+  const reconnect = (c: pg.Client) => {
+    if (closed || retry) return;
+    if (client === c) client = null;
+    c.end().catch(() => {});
+    retry = setTimeout(() => { retry = null; void connect(); }, 1000);
+  };
+  void connect();
+  return {
+    ready,
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      await client?.end().catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import crypto from 'node:crypto';
+import type { Pool } from '../store/db.js';
+import { SqlState, sqlState } from '../store/db.js';
+import * as q from '../store/queries.js';
+import { hashPassword, passwordProblem } from './passwords.js';
+
+export type Role = 'admin' | 'user';
+export const ROLES: readonly Role[] = ['admin', 'user'];
+export interface User { id: number; email: string; role: Role }
+
+export class UserInputError extends Error {}
+
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+export async function createUser(pool: Pool, email: string, password: string, role: Role = 'user'): Promise<User> {
+  if (!EMAIL.test(email)) throw new UserInputError(`"${email}" is not an email address.`);
+  if (!ROLES.includes(role)) throw new UserInputError(`Role must be admin or user; got "${role}".`);
+  const problem = passwordProblem(password);
+  if (problem) throw new UserInputError(problem);
+  const hash = await hashPassword(password);
+  try {
+    const res = await pool.query<User>(q.insertUser, [email, hash, role]);
+    return res.rows[0];
+  } catch (err) {
+    if (sqlState(err) === SqlState.uniqueViolation) throw new UserInputError(`A user with email ${email} already exists.`);
+    throw err;
+  }
+}
+
+export async function findUserId(pool: Pool, email: string): Promise<number> {
+  const res = await pool.query<{ id: number }>(q.findUserByEmail, [email]);
+  if (!res.rows[0]) throw new UserInputError(`No user with email ${email}.`);
+  return res.rows[0].id;
+}
+
+/**
+ * On first start with no users at all, creates the admin from ADMIN_EMAIL/ADMIN_PASSWORD, or admin@localhost
+ * with a random password that is printed once. Returns what was created, or null.
+ */
+export async function bootstrapAdmin(pool: Pool, email: string | null, password: string | null): Promise<{ user: User; generatedPassword: string | null } | null> {
+  const { rows } = await pool.query<{ n: number }>(q.countUsers);
+  if (rows[0].n > 0) return null;
+  const generated = password ? null : crypto.randomBytes(12).toString('base64url');
+  try {
+    const user = await createUser(pool, email ?? 'admin@localhost', password ?? generated!, 'admin');
+    return { user, generatedPassword: generated };
+  } catch (err) {
+    // Another instance created it first.
+    if (err instanceof UserInputError && /already exists/.test(err.message)) return null;
+    throw err;
+  }
+}

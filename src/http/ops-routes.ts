@@ -1,0 +1,37 @@
+import { Errors } from '../errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Responder } from './respond.js';
+import type { TemplatedApp } from './uws.js';
+
+export interface OpsRouteDeps {
+  respond: Responder;
+  metrics: Metrics;
+  /** Resolves to the names of what is not ready; empty when ready. */
+  readiness: () => Promise<string[]>;
+}
+
+/** /healthz (the process lives), /readyz (database, migrations, workers) and /metrics (Prometheus). */
+export function registerOpsRoutes(app: TemplatedApp, deps: OpsRouteDeps): void {
+  const { respond } = deps;
+  app.get('/healthz', (res) => respond.send(res, 200, '{"status":"ok"}'));
+
+  app.get('/readyz', (res) => {
+    let aborted = false;
+    res.onAborted(() => { aborted = true; });
+    void deps.readiness().then((missing) => {
+      if (aborted) return;
+      if (missing.length === 0) respond.send(res, 200, '{"status":"ready"}');
+      else respond.send(res, 503, JSON.stringify({ status: 'not ready', failing: missing }), 'application/json', { 'Retry-After': '1' });
+    });
+  });
+
+  app.get('/metrics', (res) => {
+    let aborted = false;
+    res.onAborted(() => { aborted = true; });
+    void deps.metrics.registry.metrics().then((text) => {
+      if (!aborted) respond.send(res, 200, text, deps.metrics.registry.contentType);
+    });
+  });
+
+  app.any('/*', (res) => respond.error(res, Errors.notFound));
+}

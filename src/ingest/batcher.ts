@@ -1,0 +1,98 @@
+import { BatchBuilder, type BatchPayload } from './batch-format.js';
+import type { NormalisedBody } from './normalise.js';
+
+export interface BatcherOptions {
+  maxRows: number;        // BATCH_MAX_ROWS: a batch this large flushes at once
+  maxWaitMs: number;      // BATCH_MAX_WAIT_MS: the longest a request waits for its batch to fill
+  maxQueueRows: number;   // QUEUE_MAX_ROWS: accepted but uncommitted rows; beyond it, admission fails
+  maxInFlight: number;    // batches in the workers at once (one per worker)
+}
+
+export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => Promise<unknown>;
+/** Called once per request: ok after its batch committed, or with the reason it did not. */
+export type Settle = (err: Error | null) => void;
+
+export interface BatchStats { rows: number; requests: number; latencyMs: number; ok: boolean }
+
+/**
+ * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
+ * a due batch keeps growing instead of queueing behind them, so batches grow with load (group commit).
+ * Each request counts as one row more than its readings, for its module event.
+ */
+export class Batcher {
+  private builder = new BatchBuilder();
+  private settles: Settle[] = [];
+  private rows = 0;
+  private queuedRows = 0;
+  private inFlight = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private due = false;
+  private inFlightDone = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly opts: BatcherOptions,
+    private readonly runBatch: RunBatch,
+    private readonly onBatch: (stats: BatchStats) => void = () => {},
+  ) {}
+
+  /** Rows accepted and not yet committed or failed. */
+  get queueDepth(): number { return this.queuedRows; }
+
+  /**
+   * Adds one request's rows unless the queue is full or closed (then nothing is taken).
+   * `settle` is called exactly once, after the batch holding these rows committed or failed.
+   */
+  offer(deviceId: number, moduleIdx: number, eventType: number, receivedAtMs: number, body: NormalisedBody | null, settle: Settle): 'accepted' | 'full' | 'closed' {
+    const rows = (body ? body.values.length : 0) + 1;
+    if (this.closed) return 'closed';
+    if (this.queuedRows + rows > this.opts.maxQueueRows) return 'full';
+    this.builder.add(deviceId, moduleIdx, eventType, receivedAtMs, body);
+    this.settles.push(settle);
+    this.rows += rows;
+    this.queuedRows += rows;
+    if (this.rows >= this.opts.maxRows) this.flush();
+    else if (this.timer === null && !this.due) this.timer = setTimeout(this.onTimer, this.opts.maxWaitMs);
+    return 'accepted';
+  }
+
+  private onTimer = (): void => {
+    this.timer = null;
+    if (this.inFlight < this.opts.maxInFlight) this.flush();
+    else this.due = true;
+  };
+
+  private flush(): void {
+    if (this.timer) { clearTimeout(this.timer); this.timer = null; }
+    this.due = false;
+    if (this.rows === 0) return;
+    const settles = this.settles;
+    const rows = this.rows;
+    const { payload, transferList } = this.builder.build();
+    this.settles = [];
+    this.rows = 0;
+    this.inFlight++;
+    const started = performance.now();
+    const done = this.runBatch(payload, transferList).then(
+      () => this.finish(settles, rows, started, null),
+      (err: unknown) => this.finish(settles, rows, started, err instanceof Error ? err : new Error(String(err))),
+    );
+    this.inFlightDone.add(done);
+    void done.finally(() => this.inFlightDone.delete(done));
+  }
+
+  private finish(settles: Settle[], rows: number, started: number, err: Error | null): void {
+    this.inFlight--;
+    this.queuedRows -= rows;
+    this.onBatch({ rows, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
+    for (const settle of settles) settle(err);
+    if (this.due && this.rows > 0) this.flush();
+  }
+
+  /** Stops taking requests, flushes what was accepted and waits until every batch has settled. */
+  async drain(): Promise<void> {
+    this.closed = true;
+    this.flush();
+    while (this.inFlightDone.size > 0) await Promise.allSettled([...this.inFlightDone]);
+  }
+}

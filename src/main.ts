@@ -1,0 +1,150 @@
+// Composition root: load config, build modules, wire them, listen, and shut down gracefully.
+import fs from 'node:fs';
+import { DeviceTokenCache, listenForRevocations } from './auth/device-tokens.js';
+import { bootstrapAdmin } from './auth/users.js';
+import { ConfigError, loadConfig, type Config } from './config/load.js';
+import { DeviceRateLimiter } from './http/admission.js';
+import { registerIngestRoutes } from './http/ingest-routes.js';
+import { registerOpsRoutes } from './http/ops-routes.js';
+import { createResponder } from './http/respond.js';
+import { loadUws, UwsFallbackError, type us_listen_socket } from './http/uws.js';
+import { Batcher } from './ingest/batcher.js';
+import { createLogger, type Logger } from './observability/logger.js';
+import { createMetrics } from './observability/metrics.js';
+import { createPool } from './store/db.js';
+import { openEmbeddedDatabase } from './store/embedded.js';
+import { migrate, migrationsApplied } from './store/migrate.js';
+import { maintainTimeSeries } from './store/time-series-maintenance.js';
+import { createIngestPool } from './workers/pool.js';
+
+export interface ServiceOptions {
+  logger?: Logger;
+  /** Injectable clock for tests. */
+  now?: () => number;
+}
+
+export interface Service {
+  port: number;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+const MAINTENANCE_INTERVAL_MS = 3600_000;
+
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
+  const log = options.logger ?? createLogger(config.logLevel);
+  const now = options.now ?? Date.now;
+  const uws = loadUws();
+
+  const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, config.embeddedPgPort, (m) => log.info(m));
+  const databaseUrl = config.databaseUrl ?? embedded!.url;
+  const pool = createPool(databaseUrl);
+  const mode = await migrate(pool, (m) => log.info(m));
+  const maintenanceOptions = { retentionDays: config.retentionDays, compressAfterDays: config.compressAfterDays, partitionDaysAhead: config.partitionDaysAhead };
+  await maintainTimeSeries(pool, mode, maintenanceOptions, now());
+  const maintenance = setInterval(() => {
+    maintainTimeSeries(pool, mode, maintenanceOptions, now()).catch((err) => log.error({ err }, 'time-series maintenance failed'));
+  }, MAINTENANCE_INTERVAL_MS);
+  maintenance.unref();
+
+  const admin = await bootstrapAdmin(pool, config.adminEmail, config.adminPassword);
+  if (admin?.generatedPassword) {
+    // Printed once, on the console only: never through the logger.
+    process.stdout.write(`\nCreated the first admin: ${admin.user.email} with password ${admin.generatedPassword}\nChange it after logging in.\n\n`);
+  } else if (admin) {
+    log.info({ email: admin.user.email }, 'created the first admin from ADMIN_EMAIL');
+  }
+
+  const tokens = new DeviceTokenCache(pool, config.tokenCacheSize);
+  const revocations = listenForRevocations(databaseUrl, tokens, (m) => log.warn(m));
+  await revocations.ready;
+
+  const workers = createIngestPool(databaseUrl, config.ingestWorkers);
+  let batcher: Batcher | null = null;
+  const metrics = createMetrics({ queueDepth: () => batcher?.queueDepth ?? 0 });
+  batcher = new Batcher(
+    { maxRows: config.batchMaxRows, maxWaitMs: config.batchMaxWaitMs, maxQueueRows: config.queueMaxRows, maxInFlight: workers.threads },
+    (payload, transferList) => workers.run(payload, transferList),
+    (stats) => {
+      metrics.batchRows.observe(stats.rows);
+      metrics.flushSeconds.observe(stats.latencyMs / 1000);
+      if (!stats.ok) metrics.dbErrors.labels('batch').inc();
+    },
+  );
+
+  const tls = config.tlsKeyFile !== null;
+  const app = tls ? uws.SSLApp({ key_file_name: config.tlsKeyFile!, cert_file_name: config.tlsCertFile! }) : uws.App();
+  const respond = createResponder(tls);
+  registerIngestRoutes(app, {
+    tokens, batcher, respond, metrics, now,
+    rateLimiter: new DeviceRateLimiter(config.deviceRateLimit),
+    limits: { maxBodyBytes: config.maxBodyBytes, maxReadingsPerRequest: config.maxReadingsPerRequest },
+    onDatabaseError: (err) => { metrics.dbErrors.labels('token_lookup').inc(); log.error({ err }, 'device token look-up failed'); },
+  });
+  let stopping = false;
+  registerOpsRoutes(app, {
+    respond, metrics,
+    readiness: async () => {
+      const missing: string[] = [];
+      if (stopping) missing.push('shutting down');
+      try {
+        if (!(await migrationsApplied(pool))) missing.push('migrations');
+      } catch {
+        missing.push('database');
+      }
+      return missing;
+    },
+  });
+
+  const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
+    app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
+  });
+  const port = uws.us_socket_local_port(listenSocket);
+  log.info({ port, tls, storage: mode, workers: workers.threads, embedded: embedded !== null }, 'telemetry service listening');
+
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      stopping = true;
+      // Stop accepting connections, then commit and answer everything already accepted.
+      uws.us_listen_socket_close(listenSocket);
+      await batcher!.drain();
+      await workers.close();
+      await revocations.close();
+      await pool.end();
+      if (embedded?.owned) await embedded.stop();
+      log.info('telemetry service stopped');
+    })();
+    return closing;
+  };
+  return { port, databaseUrl, close };
+}
+
+async function run(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) { process.stderr.write(`Configuration error: ${err.message}\n`); process.exit(2); }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  let service: Service;
+  try {
+    service = await startService(config, { logger: log });
+  } catch (err) {
+    if (err instanceof UwsFallbackError) { process.stderr.write(`${err.message}\n`); process.exit(3); }
+    log.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
+  const stop = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    service.close().then(() => process.exit(0), (err) => { log.error({ err }, 'unclean stop'); process.exit(1); });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+if (process.argv[1] && fs.realpathSync(process.argv[1]) === fs.realpathSync(new URL(import.meta.url))) {
+  void run();
+}

