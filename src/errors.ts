@@ -54,12 +54,10 @@ export const Errors = {
   methodNotAllowed: define('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this route.'),
 } as const;
 
-/** Every code, for the documentation check. */
-export function allErrorCodes(): string[] {
-  const codes = new Set<string>();
-  for (const entry of Object.values(Errors)) {
-    const e = typeof entry === 'function' ? (entry as (...a: never[]) => ApiError)(...([0, 0] as never[])) : entry;
-    codes.add(e.code);
-  }
-  return [...codes].sort();
+/** Every code with its status, for the documentation check. */
+export function allErrors(): { code: string; status: number }[] {
+  return Object.values(Errors)
+    .map((entry) => (typeof entry === 'function' ? (entry as (...a: never[]) => ApiError)(...(['0', '0'] as never[])) : entry))
+    .map(({ code, status }) => ({ code, status }))
+    .sort((a, b) => a.code.localeCompare(b.code));
 }

@@ -68,7 +68,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
     (stats) => {
       metrics.batchRows.observe(stats.rows);
       metrics.flushSeconds.observe(stats.latencyMs / 1000);
-      if (!stats.ok) metrics.dbErrors.labels('batch').inc();
+      if (stats.ok) metrics.readings.inc(stats.readings);
+      else metrics.dbErrors.labels('batch').inc();
     },
   );
 

@@ -12,7 +12,7 @@ export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => P
 /** Called once per request: ok after its batch committed, or with the reason it did not. */
 export type Settle = (err: Error | null) => void;
 
-export interface BatchStats { rows: number; requests: number; latencyMs: number; ok: boolean }
+export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean }
 
 /**
  * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
@@ -69,22 +69,23 @@ export class Batcher {
     const settles = this.settles;
     const rows = this.rows;
     const { payload, transferList } = this.builder.build();
+    const readings = payload.readingCount;
     this.settles = [];
     this.rows = 0;
     this.inFlight++;
     const started = performance.now();
     const done = this.runBatch(payload, transferList).then(
-      () => this.finish(settles, rows, started, null),
-      (err: unknown) => this.finish(settles, rows, started, err instanceof Error ? err : new Error(String(err))),
+      () => this.finish(settles, rows, readings, started, null),
+      (err: unknown) => this.finish(settles, rows, readings, started, err instanceof Error ? err : new Error(String(err))),
     );
     this.inFlightDone.add(done);
     void done.finally(() => this.inFlightDone.delete(done));
   }
 
-  private finish(settles: Settle[], rows: number, started: number, err: Error | null): void {
+  private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null): void {
     this.inFlight--;
     this.queuedRows -= rows;
-    this.onBatch({ rows, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
+    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
     for (const settle of settles) settle(err);
     if (this.due && this.rows > 0) this.flush();
   }
