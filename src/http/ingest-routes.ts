@@ -31,6 +31,8 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
     telemetry: new Map<number, { inc(): void }>(),
     heartbeat: new Map<number, { inc(): void }>(),
   };
+  const cacheHit = metrics.tokenCache.labels('hit');
+  const cacheMiss = metrics.tokenCache.labels('miss');
   const count = (route: Route, status: number) => {
     let c = counters[route].get(status);
     if (!c) { c = metrics.ingestRequests.labels(route, String(status)); counters[route].set(status, c); }
@@ -53,8 +55,8 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
     if (token === null) return fail(Errors.invalidDeviceToken, true);
     const hash = hashToken(token);
     const cached = deps.tokens.peek(hash);
+    (cached === undefined ? cacheMiss : cacheHit).inc();
     if (cached === null) return fail(Errors.invalidDeviceToken, true);
-    metrics.tokenCache.labels(cached ? 'hit' : 'miss').inc();
     if (contentLength > deps.limits.maxBodyBytes && cached) return fail(Errors.bodyTooLarge(deps.limits.maxBodyBytes), true);
 
     const bodyPromise = readBody(res, deps.limits.maxBodyBytes);
