@@ -59,25 +59,29 @@ export class DeviceTokenCache {
     let p = this.pending.get(hash);
     if (p) return p;
     this.stats.misses++;
-    p = this.pool.query<{ id: number; owner_id: number; module: string }>(q.findDeviceByTokenHash, [hash]).then((res) => {
+    const query: Promise<DeviceIdentity | null> = this.pool.query<{ id: number; owner_id: number; module: string }>(q.findDeviceByTokenHash, [hash]).then((res) => {
+      // Evicted while the query ran: its answer may predate the revocation, so it must not be cached.
+      const current = this.pending.get(hash) === query;
       const row = res.rows[0];
-      if (!row) { this.unknown.set(hash, UNKNOWN); return null; }
+      if (!row) { if (current) this.unknown.set(hash, UNKNOWN); return null; }
       const device = { id: row.id, ownerId: row.owner_id, module: row.module };
-      this.known.set(hash, device);
+      if (current) this.known.set(hash, device);
       return device;
-    }).finally(() => this.pending.delete(hash));
-    this.pending.set(hash, p);
-    return p;
+    }).finally(() => { if (this.pending.get(hash) === query) this.pending.delete(hash); });
+    this.pending.set(hash, query);
+    return query;
   }
 
   evict(hash: string): void {
     this.known.delete(hash);
     this.unknown.delete(hash);
+    this.pending.delete(hash);
   }
 
   clear(): void {
     this.known.clear();
     this.unknown.clear();
+    this.pending.clear();
   }
 }
 

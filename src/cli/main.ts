@@ -9,7 +9,8 @@ import { findCommand, parseFlags, usage } from './commands.js';
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (name === undefined || name === '--help' || name === 'help') { process.stdout.write(usage()); return name ? 0 : 2; }
+  if (name === '--help' || name === 'help') { process.stdout.write(usage()); return 0; }
+  if (name === undefined) { process.stderr.write(`No command given.\n${usage()}`); return 2; }
   const command = findCommand(name);
   const flags = parseFlags(rest);
   const config = loadConfig();

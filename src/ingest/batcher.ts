@@ -86,7 +86,10 @@ export class Batcher {
     this.inFlight--;
     this.queuedRows -= rows;
     this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
-    for (const settle of settles) settle(err);
+    for (const settle of settles) {
+      // One request's answer failing (a closed socket, say) must not keep the others waiting.
+      try { settle(err); } catch { /* the request is gone; its rows' fate is already decided */ }
+    }
     if (this.due && this.rows > 0) this.flush();
   }
 

@@ -4,7 +4,8 @@ import { parseRecordedAt } from './recorded-at.js';
 
 export const METRIC_NAME = /^[A-Za-z0-9_.:/-]{1,64}$/;
 // Units are stored as text: control characters (NUL above all) cannot be, so they are refused up front.
-const UNIT_OK = /^[^\u0000-\u001f\u007f]{0,32}$/;
+// Counted in characters (code points), as Ajv's maxLength counts them.
+const UNIT_OK = /^[^\u0000-\u001f\u007f]{0,32}$/u;
 
 export interface GpsFix {
   timeMs: number;

@@ -35,7 +35,11 @@ export function parseRecordedAt(value: unknown, nowMs: number): TimeResult {
       let offsetMin = 0;
       if (off !== 'Z' && off !== 'z') {
         const digits = off.replace(':', '');
-        offsetMin = (digits[0] === '-' ? -1 : 1) * (Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5)));
+        const hours = Number(digits.slice(1, 3));
+        const minutes = Number(digits.slice(3, 5));
+        // Real offsets run from -12:00 to +14:00; anything else is a typo, not a time.
+        if (hours > 14 || minutes > 59) return { ok: false, reason: `has an impossible UTC offset ${off}` };
+        offsetMin = (digits[0] === '-' ? -1 : 1) * (hours * 60 + minutes);
       }
       ms = fromParts(m[1], m[2], m[3], m[4], m[5], m[6], m[7], offsetMin);
     } else {

@@ -82,6 +82,8 @@ async function detectStorageMode(client: { query: Pool['query'] }): Promise<Stor
 /** True when every migration file's version is recorded; /readyz uses it. */
 export async function migrationsApplied(pool: Pool): Promise<boolean> {
   const wanted = new Set(listMigrations(findSqlDir()).map((f) => f.version));
+  const table = await pool.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  if (!table.rows[0].present) return false;
   const res = await pool.query<{ version: number }>('SELECT version FROM schema_migrations');
   for (const r of res.rows) wanted.delete(r.version);
   return wanted.size === 0;
