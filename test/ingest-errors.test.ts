@@ -82,23 +82,17 @@ describe('401 Invalid device token', () => {
 
   // A revoked token reaches the service's cache by LISTEN/NOTIFY, which lands a moment after the revoking
   // transaction commits: SPEC §8 bounds that at one second. Polled with heartbeats, so telemetry stays clean.
-  async function refusedWithinOneSecond(token: string): Promise<void> {
-    const started = Date.now();
-    for (let i = 0; i < 200; i++) {
-      const r = await t.post('/api/webhooks/heartbeat', '', token);
-      if (r.status === 401) return expect401(r);
-      expect(r.status).toBe(200);
-      expect(Date.now() - started, 'old token still accepted').toBeLessThan(1000);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
-    throw new Error('old token still accepted after 200 tries');
+  // At once: the very first request after the change committed is refused, cached token or not,
+  // because each batch re-checks its tokens under the device row lock before it commits.
+  async function refusedAtOnce(token: string): Promise<void> {
+    expect401(await t.post('/api/webhooks/heartbeat', '', token));
   }
 
   it('refuses the token of a deleted device, even one accepted and cached just before', async () => {
     const d = await device();
     expect((await t.post(INGEST, VALID, d.token)).status).toBe(200);
     await deleteDevice(t.db, d.id);
-    await refusedWithinOneSecond(d.token);
+    await refusedAtOnce(d.token);
     expect401(await t.post(INGEST, { data: { heart_rate: 99 } }, d.token));
     const rows = await t.db.query('SELECT metric_value FROM telemetry WHERE device_id = $1', [d.id]);
     expect(rows.rows).toEqual([{ metric_value: 70 }]);
@@ -111,7 +105,7 @@ describe('401 Invalid device token', () => {
     expect(rotated.token).not.toBe(d.token);
     const r = await t.post(INGEST, { data: { heart_rate: 2 } }, rotated.token);
     expect(r.json).toEqual({ ok: true, status: 'ok', inserted: 1, skipped: 0, device_id: d.id });
-    await refusedWithinOneSecond(d.token);
+    await refusedAtOnce(d.token);
     expect401(await t.post(INGEST, { data: { heart_rate: 1 } }, d.token));
     const rows = await t.db.query('SELECT metric_value FROM telemetry WHERE device_id = $1 ORDER BY metric_value', [d.id]);
     expect(rows.rows).toEqual([{ metric_value: 2 }, { metric_value: 70 }]);

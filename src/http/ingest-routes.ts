@@ -1,6 +1,6 @@
 import { bearerToken, hashToken, type DeviceIdentity, type DeviceTokenCache } from '../auth/device-tokens.js';
 import { Errors, type ApiError } from '../errors.js';
-import type { Batcher } from '../ingest/batcher.js';
+import { TOKEN_REVOKED, type Batcher } from '../ingest/batcher.js';
 import { EVENT_TYPES, moduleIndex } from '../ingest/modules.js';
 import { normaliseBody, type NormalisedBody } from '../ingest/normalise.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -65,14 +65,14 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
       if (state.aborted) return;
       if (!device) return fail(Errors.invalidDeviceToken, !body.ok);
       if (!body.ok) return fail(Errors.bodyTooLarge(deps.limits.maxBodyBytes), true);
-      accept(route, device, body.body, res, state, fail);
+      accept(route, device, hash, body.body, res, state, fail);
     }, (err: Error) => {
       deps.onDatabaseError(err);
       fail(Errors.databaseUnavailable, true);
     });
   };
 
-  const accept = (route: Route, device: DeviceIdentity, raw: Buffer, res: HttpResponse, state: { aborted: boolean }, fail: (e: ApiError) => void) => {
+  const accept = (route: Route, device: DeviceIdentity, tokenHash: string, raw: Buffer, res: HttpResponse, state: { aborted: boolean }, fail: (e: ApiError) => void) => {
     const nowMs = deps.now();
     const wait = deps.rateLimiter.check(device.id, nowMs);
     if (wait > 0) return fail(Errors.deviceRateLimited(wait));
@@ -91,8 +91,8 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
     }
     const inserted = body ? body.values.length : 0;
     const skipped = body ? body.skipped : 0;
-    const admitted = deps.batcher.offer(device.id, moduleIndex(device.module), route === 'telemetry' ? TELEMETRY : HEARTBEAT, nowMs, body, (err) => {
-      if (err) return fail(Errors.databaseUnavailable);
+    const admitted = deps.batcher.offer(device.id, moduleIndex(device.module), route === 'telemetry' ? TELEMETRY : HEARTBEAT, nowMs, body, tokenHash, (err) => {
+      if (err) return fail(err === TOKEN_REVOKED ? Errors.invalidDeviceToken : Errors.databaseUnavailable);
       count(route, 200);
       if (state.aborted) return;
       const answer = route === 'telemetry'

@@ -24,7 +24,7 @@ function harness(opts: Partial<BatcherOptions> = {}) {
       times: Array(readings).fill(1e12), names: Array.from({ length: readings }, (_, i) => `m${i}`),
       values: Array(readings).fill(1), units: Array(readings).fill(null), skipped: 0, gps: null,
     };
-    return { result: batcher.offer(device, 0, readings === 0 ? 1 : 0, 1e12, body, (e) => log.push(e)), log };
+    return { result: batcher.offer(device, 0, readings === 0 ? 1 : 0, 1e12, body, `token-of-${device}`, (e) => log.push(e)), log };
   };
   return { batcher, calls, stats, offer, settled };
 }
@@ -140,7 +140,7 @@ describe('Batcher: admission and failure', () => {
 
   it('settles every other request of a batch when one settle throws', async () => {
     const h = harness({ maxRows: 1000 });
-    h.batcher.offer(1, 0, 0, 1e12, null, () => { throw new Error('socket gone'); });
+    h.batcher.offer(1, 0, 0, 1e12, null, 'token-of-1', () => { throw new Error('socket gone'); });
     const b = h.offer(1);
     const drained = h.batcher.drain();
     h.calls[0].resolve();

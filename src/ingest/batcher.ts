@@ -8,7 +8,12 @@ export interface BatcherOptions {
   maxInFlight: number;    // batches in the workers at once (one per worker)
 }
 
-export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => Promise<unknown>;
+/** What a worker reports of a committed batch: the requests it left out because their token was revoked. */
+export interface BatchOutcome { refused?: number[] }
+export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => Promise<BatchOutcome | undefined>;
+
+/** The error a request settles with when its device token was rotated or deleted before its batch committed. */
+export const TOKEN_REVOKED = new Error('device token revoked before commit');
 /** Called once per request: ok after its batch committed, or with the reason it did not. */
 export type Settle = (err: Error | null) => void;
 
@@ -43,11 +48,11 @@ export class Batcher {
    * Adds one request's rows unless the queue is full or closed (then nothing is taken).
    * `settle` is called exactly once, after the batch holding these rows committed or failed.
    */
-  offer(deviceId: number, moduleIdx: number, eventType: number, receivedAtMs: number, body: NormalisedBody | null, settle: Settle): 'accepted' | 'full' | 'closed' {
+  offer(deviceId: number, moduleIdx: number, eventType: number, receivedAtMs: number, body: NormalisedBody | null, tokenHash: string, settle: Settle): 'accepted' | 'full' | 'closed' {
     const rows = (body ? body.values.length : 0) + 1;
     if (this.closed) return 'closed';
     if (this.queuedRows + rows > this.opts.maxQueueRows) return 'full';
-    this.builder.add(deviceId, moduleIdx, eventType, receivedAtMs, body);
+    this.builder.add(deviceId, moduleIdx, eventType, receivedAtMs, body, tokenHash);
     this.settles.push(settle);
     this.rows += rows;
     this.queuedRows += rows;
@@ -75,20 +80,21 @@ export class Batcher {
     this.inFlight++;
     const started = performance.now();
     const done = this.runBatch(payload, transferList).then(
-      () => this.finish(settles, rows, readings, started, null),
+      (outcome) => this.finish(settles, rows, readings, started, null, outcome?.refused),
       (err: unknown) => this.finish(settles, rows, readings, started, err instanceof Error ? err : new Error(String(err))),
     );
     this.inFlightDone.add(done);
     void done.finally(() => this.inFlightDone.delete(done));
   }
 
-  private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null): void {
+  private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null, refused: number[] = []): void {
     this.inFlight--;
     this.queuedRows -= rows;
     this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
-    for (const settle of settles) {
+    const refusedSet = new Set(refused);
+    for (let i = 0; i < settles.length; i++) {
       // One request's answer failing (a closed socket, say) must not keep the others waiting.
-      try { settle(err); } catch { /* the request is gone; its rows' fate is already decided */ }
+      try { settles[i](err ?? (refusedSet.has(i) ? TOKEN_REVOKED : null)); } catch { /* the request is gone */ }
     }
     if (this.due && this.rows > 0) this.flush();
   }

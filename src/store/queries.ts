@@ -74,3 +74,7 @@ export const insertDevicesBulk = `
   INSERT INTO devices (owner_id, name, module, api_token_hash)
   SELECT $1, n, $3, h FROM unnest($2::text[], $4::text[]) AS d(n, h)
   RETURNING id, name`;
+
+/** $1 device ids, sorted. Locks them in id order for the rest of the batch transaction and reads their tokens. */
+export const lockDevicesForCommit = `
+  SELECT id, api_token_hash FROM devices WHERE id = ANY($1::int8[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;

@@ -1,10 +1,11 @@
 // Piscina worker entry: one batch -> one transaction on this worker's own connection.
-// Append-only COPYs go first and take no row locks; the locking statements (latest values, device
-// status) come last and take their locks in key order, so concurrent workers never deadlock.
+// Append-only COPYs go first and take no row locks. Then the device rows are locked in id order and each
+// request's token re-checked (a rotation that committed meanwhile refuses it: revocation is at once), and
+// latest values are upserted in key order: every worker takes locks in one order, so none deadlocks.
 import { workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { GPS_STRIDE, type BatchPayload } from '../ingest/batch-format.js';
+import { GPS_STRIDE, keepRequests, type BatchPayload } from '../ingest/batch-format.js';
 import { EVENT_TYPES, MODULES } from '../ingest/modules.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { SqlState, sqlState } from '../store/db.js';
@@ -98,7 +99,17 @@ function lastSeenPerDevice(p: BatchPayload) {
   return { ids, seenMs: ids.map((id) => seen.get(id)!) };
 }
 
-async function writeBatch(c: pg.Client, p: BatchPayload): Promise<void> {
+/** Events whose token no longer belongs to their device (rotated, or the device deleted). */
+function revokedEvents(p: BatchPayload, current: Map<number, string>): number[] {
+  const revoked: number[] = [];
+  for (let e = 0; e < p.eventCount; e++) {
+    if (current.get(p.eDevice[e]) !== p.tokens[p.eToken[e]]) revoked.push(e);
+  }
+  return revoked;
+}
+
+/** Commits the batch, or rolls back and returns the events to leave out when a token was revoked. */
+async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
   const telemetry = p.readingCount > 0 ? encodeTelemetry(p) : null;
   const gps = p.gpsCount > 0 ? encodeGps(p) : null;
   const events = encodeEvents(p);
@@ -109,11 +120,18 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<void> {
     if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
     if (gps) await copyIn(c, q.copyGps, gps);
     await copyIn(c, q.copyModuleEvents, events);
+    const locked = await c.query<{ id: number; api_token_hash: string }>(q.lockDevicesForCommit, [seen.ids]);
+    const revoked = revokedEvents(p, new Map(locked.rows.map((r) => [r.id, r.api_token_hash])));
+    if (revoked.length > 0) {
+      await c.query('ROLLBACK');
+      return revoked;
+    }
     if (latest.devices.length > 0) {
       await c.query(q.upsertLatestMetrics, [latest.devices, latest.names, latest.values, latest.units, latest.timesMs]);
     }
     await c.query(q.markDevicesSeen, [seen.ids, seen.seenMs]);
     await c.query('COMMIT');
+    return [];
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;
@@ -122,12 +140,25 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<void> {
 
 const RETRYABLE = new Set<string>([SqlState.deadlockDetected, SqlState.serializationFailure]);
 
-export default async function ingestBatch(p: BatchPayload): Promise<{ readings: number; events: number }> {
+/** Returns the indices of the requests left out because their token was revoked before commit. */
+export default async function ingestBatch(original: BatchPayload): Promise<{ refused: number[] }> {
+  // Maps each event of the payload being written back to its index in the batch as sent.
+  let p = original;
+  let toOriginal: number[] | null = null;
+  const refused: number[] = [];
   for (let attempt = 1; ; attempt++) {
     const c = await connection();
     try {
-      await writeBatch(c, p);
-      return { readings: p.readingCount, events: p.eventCount };
+      const revoked = await writeBatch(c, p);
+      if (revoked.length === 0) return { refused };
+      const map = toOriginal;
+      for (const e of revoked) refused.push(map ? map[e] : e);
+      const left = new Set(revoked);
+      toOriginal = [];
+      for (let e = 0; e < p.eventCount; e++) if (!left.has(e)) toOriginal.push(map ? map[e] : e);
+      if (toOriginal.length === 0) return { refused };
+      p = keepRequests(p, (e) => !left.has(e));
+      attempt = 0; // a revocation is not a failure: the rest of the batch gets its full retries
     } catch (err) {
       if (attempt < 3 && RETRYABLE.has(sqlState(err) ?? '')) continue;
       // Anything else may have left the connection unusable: start the next batch on a fresh one.

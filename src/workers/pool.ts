@@ -1,8 +1,9 @@
 import { Piscina } from 'piscina';
 import type { BatchPayload } from '../ingest/batch-format.js';
+import type { BatchOutcome } from '../ingest/batcher.js';
 
 export interface IngestPool {
-  run(payload: BatchPayload, transferList: ArrayBuffer[]): Promise<unknown>;
+  run(payload: BatchPayload, transferList: ArrayBuffer[]): Promise<BatchOutcome>;
   readonly threads: number;
   close(): Promise<void>;
 }
@@ -22,7 +23,7 @@ export function createIngestPool(databaseUrl: string, threads: number): IngestPo
   });
   return {
     threads,
-    run: (payload, transferList) => pool.run(payload, { transferList }),
+    run: (payload, transferList) => pool.run(payload, { transferList }) as Promise<BatchOutcome>,
     close: () => pool.close({ force: false }),
   };
 }
