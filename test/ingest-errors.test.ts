@@ -80,8 +80,12 @@ describe('401 Invalid device token', () => {
     expect401(await t.post(INGEST, VALID, token));
   });
 
-  // A revoked token reaches the service's cache by LISTEN/NOTIFY, which lands a moment after the revoking
-  // transaction commits: SPEC §8 bounds that at one second. Polled with heartbeats, so telemetry stays clean.
+  it('accepts the scheme in any case, as RFC 7235 says', async () => {
+    const d = await device();
+    const r = await t.post(INGEST, VALID, undefined, { Authorization: `bEaReR ${d.token}` });
+    expect(r.status).toBe(200);
+  });
+
   // At once: the very first request after the change committed is refused, cached token or not,
   // because each batch re-checks its tokens under the device row lock before it commits.
   async function refusedAtOnce(token: string): Promise<void> {

@@ -16,9 +16,12 @@ export function hashToken(token: string): string {
   return crypto.createHash('sha256').update(token).digest('hex');
 }
 
-/** Reads `Bearer <64 hex>`; anything else is no token at all. Lower-case hex only, as issued. */
+/**
+ * Reads `Bearer <64 hex>`; anything else is no token at all. The scheme is case-insensitive (RFC 7235);
+ * the token is lower-case hex only, as issued.
+ */
 export function bearerToken(header: string): string | null {
-  if (header.length !== 71 || !header.startsWith('Bearer ')) return null;
+  if (header.length !== 71 || header.charCodeAt(6) !== 32 || header.slice(0, 6).toLowerCase() !== 'bearer') return null;
   const token = header.slice(7);
   return DEVICE_TOKEN.test(token) ? token : null;
 }
