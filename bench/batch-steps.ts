@@ -1,0 +1,65 @@
+// Diagnostic (`node dist/bench/batch-steps.js`, after `npm run build`): where one ingest transaction's time
+// goes in the database. Replays the statements of src/workers/ingest-worker.ts (same SQL from queries.ts,
+// same order) for W1-shaped batches of BENCH_STEP_REQUESTS requests x 10 readings, and prints the mean
+// time of each step. Keep in step with writeBatch() there if its statements change.
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { BinaryCopyWriter } from '../src/store/copy-binary.js';
+import { migrate } from '../src/store/migrate.js';
+import * as q from '../src/store/queries.js';
+import { createPool, openBenchDatabase, provisionFleet } from './database.js';
+import { METRICS } from './workloads.js';
+
+const requestsPerBatch = Number(process.env.BENCH_STEP_REQUESTS ?? 40);
+const batches = Number(process.env.BENCH_STEP_BATCHES ?? 200);
+const log = (m: string) => process.stderr.write(`[batch-steps] ${m}\n`);
+
+async function main(): Promise<void> {
+  const db = await openBenchDatabase(process.env.DATABASE_URL, log);
+  try {
+    const pool = createPool(db.url, 2);
+    await migrate(pool);
+    const fleet = await provisionFleet(pool, 1000, 'factory');
+    await pool.end();
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    const copy = (sql: string, data: Buffer) => new Promise<void>((resolve, reject) => {
+      const s = c.query(copyFrom(sql));
+      s.on('error', reject);
+      s.on('finish', resolve);
+      s.end(data);
+    });
+    const names = METRICS.map((m) => `w1.${m.name}`);
+    const sortedNames = [...names].sort();
+    const steps = { begin: 0, copyTelemetry: 0, copyModuleEvents: 0, upsertLatestMetrics: 0, markDevicesSeen: 0, commit: 0 };
+    for (let b = 0; b < batches; b++) {
+      const devices = Array.from({ length: requestsPerBatch }, (_, i) => fleet.ids[(b * requestsPerBatch + i) % fleet.ids.length]).sort((x, y) => x - y);
+      const now = Date.now();
+      const telemetry = new BinaryCopyWriter();
+      const events = new BinaryCopyWriter();
+      for (const d of devices) {
+        for (const n of names) telemetry.startRow(5).timestamptz(now).int8(d).text(n).float8(Math.random()).nullValue();
+        events.startRow(6).timestamptz(now).int8(d).text('factory').text('telemetry').int4(names.length).nullValue();
+      }
+      const latest = { d: [] as number[], n: [] as string[], v: [] as number[], u: [] as (string | null)[], t: [] as number[] };
+      for (const d of devices) for (const n of sortedNames) { latest.d.push(d); latest.n.push(n); latest.v.push(Math.random()); latest.u.push(null); latest.t.push(now); }
+      let t = performance.now();
+      const lap = (k: keyof typeof steps) => { const x = performance.now(); steps[k] += x - t; t = x; };
+      await c.query('BEGIN'); lap('begin');
+      await copy(q.copyTelemetry, telemetry.finish()); lap('copyTelemetry');
+      await copy(q.copyModuleEvents, events.finish()); lap('copyModuleEvents');
+      await c.query(q.upsertLatestMetrics, [latest.d, latest.n, latest.v, latest.u, latest.t]); lap('upsertLatestMetrics');
+      await c.query(q.markDevicesSeen, [devices, devices.map(() => now)]); lap('markDevicesSeen');
+      await c.query('COMMIT'); lap('commit');
+    }
+    await c.end();
+    const total = Object.values(steps).reduce((a, b) => a + b, 0);
+    console.log(`${batches} batches of ${requestsPerBatch} requests (${requestsPerBatch * names.length} readings), one connection, mean per batch:`);
+    for (const [k, v] of Object.entries(steps)) console.log(`  ${k.padEnd(20)} ${(v / batches).toFixed(2).padStart(7)} ms  ${((v / total) * 100).toFixed(0).padStart(3)}%`);
+    console.log(`  ${'total'.padEnd(20)} ${(total / batches).toFixed(2).padStart(7)} ms`);
+  } finally {
+    await db.release();
+  }
+}
+
+main().catch((err: unknown) => { log(String(err instanceof Error ? err.stack : err)); process.exitCode = 1; });

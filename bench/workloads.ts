@@ -1,0 +1,68 @@
+// Request bodies of the workloads, and the row shape shared by W2 and the raw COPY. Each workload's metric
+// names start with its own prefix ("w1.", "w2.", ...), so its stored rows can be counted apart.
+
+/** Ten metrics a factory sensor might send, with their units. */
+export const METRICS: readonly { name: string; unit: string; base: number; spread: number }[] = [
+  { name: 'temperature', unit: 'C', base: 21, spread: 8 },
+  { name: 'humidity', unit: '%', base: 45, spread: 20 },
+  { name: 'pressure', unit: 'hPa', base: 1013, spread: 15 },
+  { name: 'voltage', unit: 'V', base: 230, spread: 6 },
+  { name: 'current', unit: 'A', base: 12, spread: 4 },
+  { name: 'power', unit: 'kW', base: 2.7, spread: 1 },
+  { name: 'rpm', unit: 'rpm', base: 1450, spread: 60 },
+  { name: 'vibration', unit: 'mm/s', base: 2.2, spread: 1.5 },
+  { name: 'flow', unit: 'l/min', base: 38, spread: 10 },
+  { name: 'level', unit: 'cm', base: 120, spread: 40 },
+];
+
+/** A deterministic pseudo-random source, so that every run sends the same bodies. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const round2 = (v: number) => Math.round(v * 100) / 100;
+
+export function metricValue(i: number, rnd: () => number): number {
+  const m = METRICS[i % METRICS.length];
+  return round2(m.base + (rnd() - 0.5) * m.spread);
+}
+
+/** W1: the flat form, `{"data": {...10 numbers}}`, stamped with server time (no recorded_at). */
+export function flatBodies(prefix: string, count: number, seed = 1): string[] {
+  const rnd = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const data: Record<string, number> = {};
+    METRICS.forEach((m, i) => { data[prefix + m.name] = metricValue(i, rnd); });
+    return JSON.stringify({ data });
+  });
+}
+
+/**
+ * W2: the batch form, as a device uploading buffered readings: the ten metrics at readings/10 instants
+ * 250 ms apart, each reading with its unit and an ISO 8601 recorded_at ending shortly before `endMs`.
+ */
+export function batchBodies(prefix: string, count: number, readingsPerRequest: number, endMs: number, seed = 2): string[] {
+  const rnd = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const readings = Array.from({ length: readingsPerRequest }, (_, j) => {
+      const m = METRICS[j % METRICS.length];
+      const instant = Math.floor(j / METRICS.length);
+      const recordedAt = new Date(endMs - (readingsPerRequest / METRICS.length - instant) * 250).toISOString();
+      return { metric_name: prefix + m.name, metric_value: metricValue(j, rnd), unit: m.unit, recorded_at: recordedAt };
+    });
+    return JSON.stringify({ readings });
+  });
+}
+
+/** Readings in one body of either form (every value is a number, so none is skipped). */
+export function readingsIn(body: string): number {
+  const parsed = JSON.parse(body) as { data?: Record<string, unknown>; readings?: unknown[] };
+  return (parsed.data ? Object.keys(parsed.data).length : 0) + (parsed.readings?.length ?? 0);
+}
