@@ -10,13 +10,15 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]
 
 export type TimeResult = { ok: true; ms: number } | { ok: false; reason: string };
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+const isLeap = (y: number) => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+
 function fromParts(y: string, mo: string, d: string, h: string, mi: string, s: string, fraction: string | undefined, offsetMin: number): number | null {
   const Y = +y, M = +mo, D = +d, H = +h, MI = +mi, S = +s;
-  if (M < 1 || M > 12 || D < 1 || D > 31 || H > 23 || MI > 59 || S > 59) return null;
+  if (M < 1 || M > 12 || D < 1 || H > 23 || MI > 59 || S > 59) return null;
+  // Date.UTC would roll 2026-02-31 over to March: refuse dates that do not exist (no Date allocated: hot path).
+  if (D > (M === 2 && isLeap(Y) ? 29 : DAYS_IN_MONTH[M - 1])) return null;
   const ms = Date.UTC(Y, M - 1, D, H, MI, S) + (fraction ? Math.floor(Number('0' + fraction) * 1000) : 0);
-  // Date.UTC rolls 2026-02-31 over to March: reject dates that do not exist.
-  const check = new Date(Date.UTC(Y, M - 1, D));
-  if (check.getUTCMonth() !== M - 1 || check.getUTCDate() !== D) return null;
   return ms - offsetMin * 60_000;
 }
 

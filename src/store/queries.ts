@@ -17,24 +17,20 @@ export const upsertLatestMetrics = `
    WHERE latest_metrics.recorded_at <= EXCLUDED.recorded_at`;
 
 /**
- * $1 device ids (sorted), $2 last contact in epoch ms. Locks the device rows in id order, marks them online,
- * moves last_seen_at forward only, and stores an 'online' module event for each device that was offline.
+ * $1 device ids, $2 last contact in epoch ms; the rows are already locked by lockDevicesForCommit.
+ * Marks them online and moves last_seen_at forward only.
  */
 export const markDevicesSeen = `
-  WITH seen AS (
-    SELECT id, to_timestamp(t / 1000.0) AS at FROM unnest($1::int8[], $2::float8[]) AS s(id, t)
-  ), prev AS (
-    SELECT d.id, d.status FROM devices d JOIN seen ON seen.id = d.id ORDER BY d.id FOR UPDATE OF d
-  ), upd AS (
-    UPDATE devices d
-       SET status = 'online',
-           last_seen_at = GREATEST(COALESCE(d.last_seen_at, seen.at), seen.at)
-      FROM prev JOIN seen ON seen.id = prev.id
-     WHERE d.id = prev.id
-    RETURNING d.id, d.module, seen.at, prev.status AS was
-  )
+  UPDATE devices d
+     SET status = 'online', last_seen_at = GREATEST(COALESCE(d.last_seen_at, s.at), s.at)
+    FROM (SELECT id, to_timestamp(t / 1000.0) AS at FROM unnest($1::int8[], $2::float8[]) AS u(id, t)) s
+   WHERE d.id = s.id`;
+
+/** $1 device ids that were offline, $2 their contact time in epoch ms: one 'online' module event each. */
+export const insertOnlineEvents = `
   INSERT INTO module_events (time, device_id, module, event_type, readings)
-  SELECT at, id, module, 'online', 0 FROM upd WHERE was <> 'online'`;
+  SELECT to_timestamp(t / 1000.0), d.id, d.module, 'online', 0
+    FROM unnest($1::int8[], $2::float8[]) AS u(id, t) JOIN devices d ON d.id = u.id`;
 
 export const findDeviceByTokenHash = `
   SELECT id, owner_id, module FROM devices WHERE api_token_hash = $1 AND deleted_at IS NULL`;
@@ -75,6 +71,6 @@ export const insertDevicesBulk = `
   SELECT $1, n, $3, h FROM unnest($2::text[], $4::text[]) AS d(n, h)
   RETURNING id, name`;
 
-/** $1 device ids, sorted. Locks them in id order for the rest of the batch transaction and reads their tokens. */
+/** $1 device ids, sorted. Locks them in id order for the rest of the batch transaction; reads token and status. */
 export const lockDevicesForCommit = `
-  SELECT id, api_token_hash FROM devices WHERE id = ANY($1::int8[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;
+  SELECT id, api_token_hash, status FROM devices WHERE id = ANY($1::int8[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;

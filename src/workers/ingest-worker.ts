@@ -120,7 +120,7 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
     if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
     if (gps) await copyIn(c, q.copyGps, gps);
     await copyIn(c, q.copyModuleEvents, events);
-    const locked = await c.query<{ id: number; api_token_hash: string }>(q.lockDevicesForCommit, [seen.ids]);
+    const locked = await c.query<{ id: number; api_token_hash: string; status: string }>(q.lockDevicesForCommit, [seen.ids]);
     const revoked = revokedEvents(p, new Map(locked.rows.map((r) => [r.id, r.api_token_hash])));
     if (revoked.length > 0) {
       await c.query('ROLLBACK');
@@ -130,6 +130,11 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
       await c.query(q.upsertLatestMetrics, [latest.devices, latest.names, latest.values, latest.units, latest.timesMs]);
     }
     await c.query(q.markDevicesSeen, [seen.ids, seen.seenMs]);
+    const cameOnline = locked.rows.filter((r) => r.status !== 'online').map((r) => r.id);
+    if (cameOnline.length > 0) {
+      const seenAt = new Map(seen.ids.map((id, i) => [id, seen.seenMs[i]]));
+      await c.query(q.insertOnlineEvents, [cameOnline, cameOnline.map((id) => seenAt.get(id))]);
+    }
     await c.query('COMMIT');
     return [];
   } catch (err) {
