@@ -22,7 +22,7 @@ export interface BatchStats { rows: number; readings: number; requests: number; 
 /**
  * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
  * a due batch keeps growing instead of queueing behind them, so batches grow with load (group commit).
- * Each request counts as one row more than its readings, for its module event.
+ * Each request counts its readings, its GPS fix and one row for its module event.
  */
 export class Batcher {
   private builder = new BatchBuilder();
@@ -49,7 +49,7 @@ export class Batcher {
    * `settle` is called exactly once, after the batch holding these rows committed or failed.
    */
   offer(deviceId: number, moduleIdx: number, eventType: number, receivedAtMs: number, body: NormalisedBody | null, tokenHash: string, settle: Settle): 'accepted' | 'full' | 'closed' {
-    const rows = (body ? body.values.length : 0) + 1;
+    const rows = (body ? body.values.length + (body.gps ? 1 : 0) : 0) + 1;
     if (this.closed) return 'closed';
     if (this.queuedRows + rows > this.opts.maxQueueRows) return 'full';
     this.builder.add(deviceId, moduleIdx, eventType, receivedAtMs, body, tokenHash);
