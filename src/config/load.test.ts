@@ -25,7 +25,7 @@ describe('loadConfig defaults', () => {
       tlsKeyFile: null, tlsCertFile: null, retentionDays: 0, compressAfterDays: 7, partitionDaysAhead: 3,
       logLevel: 'info', adminEmail: null, adminPassword: null,
     });
-    expect(c.ingestWorkers).toBe(Math.max(1, Math.min(4, os.availableParallelism())));
+    expect(c.ingestWorkers).toBe(Math.max(2, Math.min(8, 2 * os.availableParallelism())));
     expect(Object.isFrozen(c)).toBe(true);
   });
 

@@ -18,7 +18,7 @@ export const VARIABLES = {
   DATABASE_URL: str(null, 'postgres:// URL; unset means the embedded PostgreSQL', /^postgres(ql)?:\/\//),
   DATA_DIR: str('./data', 'where the embedded PostgreSQL keeps its files (DATA_DIR/postgres)'),
   EMBEDDED_PG_PORT: int(54320, 1024, 65535, 'port of the embedded PostgreSQL (not 5432, to avoid a system server)'),
-  INGEST_WORKERS: int(null, 1, 64, 'ingest worker threads, each with one database connection (default: CPU count, at most 4)'),
+  INGEST_WORKERS: int(null, 1, 64, 'ingest worker threads, each with one database connection (default: 2 per CPU, 2 to 8)'),
   BATCH_MAX_ROWS: int(10000, 1, 1_000_000, 'rows that make a batch flush at once'),
   BATCH_MAX_WAIT_MS: int(5, 0, 10_000, 'longest a row waits for its batch to fill'),
   QUEUE_MAX_ROWS: int(200_000, 1, 100_000_000, 'rows accepted but not yet committed; beyond this ingest answers 503'),
