@@ -31,7 +31,7 @@ async function main(): Promise<void> {
     });
     const names = METRICS.map((m) => `w1.${m.name}`);
     const sortedNames = [...names].sort();
-    const steps = { begin: 0, copyTelemetry: 0, copyModuleEvents: 0, upsertLatestMetrics: 0, markDevicesSeen: 0, commit: 0 };
+    const steps = { begin: 0, copyTelemetry: 0, copyModuleEvents: 0, lockDevicesForCommit: 0, upsertLatestMetrics: 0, markDevicesSeen: 0, commit: 0 };
     for (let b = 0; b < batches; b++) {
       const devices = Array.from({ length: requestsPerBatch }, (_, i) => fleet.ids[(b * requestsPerBatch + i) % fleet.ids.length]).sort((x, y) => x - y);
       const now = Date.now();
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       await c.query('BEGIN'); lap('begin');
       await copy(q.copyTelemetry, telemetry.finish()); lap('copyTelemetry');
       await copy(q.copyModuleEvents, events.finish()); lap('copyModuleEvents');
+      await c.query(q.lockDevicesForCommit, [devices]); lap('lockDevicesForCommit');
       await c.query(q.upsertLatestMetrics, [latest.d, latest.n, latest.v, latest.u, latest.t]); lap('upsertLatestMetrics');
       await c.query(q.markDevicesSeen, [devices, devices.map(() => now)]); lap('markDevicesSeen');
       await c.query('COMMIT'); lap('commit');

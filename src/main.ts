@@ -88,6 +88,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     readiness: async () => {
       const missing: string[] = [];
       if (stopping) missing.push('shutting down');
+      if (workers.aliveThreads() < workers.threads) missing.push('workers');
       try {
         if (!(await migrationsApplied(pool))) missing.push('migrations');
       } catch {

@@ -5,6 +5,8 @@ import type { BatchOutcome } from '../ingest/batcher.js';
 export interface IngestPool {
   run(payload: BatchPayload, transferList: ArrayBuffer[]): Promise<BatchOutcome>;
   readonly threads: number;
+  /** Worker threads currently alive; /readyz wants all of them. */
+  aliveThreads(): number;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export function createIngestPool(databaseUrl: string, threads: number): IngestPo
   });
   return {
     threads,
+    aliveThreads: () => pool.threads.length,
     run: (payload, transferList) => pool.run(payload, { transferList }) as Promise<BatchOutcome>,
     close: () => pool.close({ force: false }),
   };
