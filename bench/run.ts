@@ -22,7 +22,7 @@ const settings = {
   warmupS: num('BENCH_WARMUP_S', 3),
   devices: num('BENCH_DEVICES', 1000),
   w1Connections: num('BENCH_W1_CONNECTIONS', 100),
-  w2Connections: num('BENCH_W2_CONNECTIONS', 32),
+  w2Connections: num('BENCH_W2_CONNECTIONS', 20),
   w2Readings: num('BENCH_W2_READINGS', 200),
   copyRows: num('BENCH_COPY_ROWS', 2_000_000),
   copyMaxS: num('BENCH_COPY_MAX_S', 30),

@@ -58,7 +58,9 @@ export async function openEmbeddedDatabase(dataDir: string, port: number, log: (
     persistent: true,
     createPostgresUser: isRoot,
     // TCP on loopback only; no Unix socket, so nothing clashes with a system PostgreSQL's socket directory.
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200'],
+    // Ingest writes WAL fast: a larger max_wal_size spaces checkpoints out, so they do not stall commits (p99).
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200',
+      '-c', 'shared_buffers=256MB', '-c', 'max_wal_size=4GB', '-c', 'checkpoint_timeout=15min', '-c', 'wal_compression=on'],
     onLog: () => {},
     onError: (e: unknown) => log(`embedded postgres: ${String(e)}`),
   });

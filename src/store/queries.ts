@@ -4,33 +4,15 @@ export const copyTelemetry =
   'COPY telemetry (time, device_id, metric_name, metric_value, unit) FROM STDIN (FORMAT binary)';
 export const copyGps =
   'COPY gps_points (time, device_id, lat, lng, altitude_m, speed_kmh, heading_deg, accuracy_m) FROM STDIN (FORMAT binary)';
-export const copyModuleEvents =
-  'COPY module_events (time, device_id, module, event_type, readings, detail) FROM STDIN (FORMAT binary)';
-
-/** $1 device ids, $2 names, $3 values, $4 units, $5 epoch ms; rows arrive sorted by (device, name). */
-export const upsertLatestMetrics = `
-  INSERT INTO latest_metrics (device_id, metric_name, value, unit, recorded_at)
-  SELECT d, n, v, u, to_timestamp(t / 1000.0)
-    FROM unnest($1::int8[], $2::text[], $3::float8[], $4::text[], $5::float8[]) AS r(d, n, v, u, t)
-  ON CONFLICT (device_id, metric_name) DO UPDATE
-     SET value = EXCLUDED.value, unit = EXCLUDED.unit, recorded_at = EXCLUDED.recorded_at
-   WHERE latest_metrics.recorded_at <= EXCLUDED.recorded_at`;
 
 /**
- * $1 device ids, $2 last contact in epoch ms; the rows are already locked by lockDevicesForCommit.
- * Marks them online and moves last_seen_at forward only.
+ * The rest of a batch after its COPYs, in one round trip: see sql/003_ingest_commit.sql. Parameters: devices
+ * (sorted) and last contact; per request device, token hash, time, module, event type, readings, skipped;
+ * latest values sorted by (device, metric). Returns the indexes of requests refused for a revoked token.
  */
-export const markDevicesSeen = `
-  UPDATE devices d
-     SET status = 'online', last_seen_at = GREATEST(COALESCE(d.last_seen_at, s.at), s.at)
-    FROM (SELECT id, to_timestamp(t / 1000.0) AS at FROM unnest($1::int8[], $2::float8[]) AS u(id, t)) s
-   WHERE d.id = s.id`;
-
-/** $1 device ids that were offline, $2 their contact time in epoch ms: one 'online' module event each. */
-export const insertOnlineEvents = `
-  INSERT INTO module_events (time, device_id, module, event_type, readings)
-  SELECT to_timestamp(t / 1000.0), d.id, d.module, 'online', 0
-    FROM unnest($1::int8[], $2::float8[]) AS u(id, t) JOIN devices d ON d.id = u.id`;
+export const commitBatch = `
+  SELECT ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[], $6::text[], $7::text[],
+    $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[]) AS refused`;
 
 export const findDeviceByTokenHash = `
   SELECT id, owner_id, module FROM devices WHERE api_token_hash = $1 AND deleted_at IS NULL`;
@@ -71,6 +53,3 @@ export const insertDevicesBulk = `
   SELECT $1, n, $3, h FROM unnest($2::text[], $4::text[]) AS d(n, h)
   RETURNING id, name`;
 
-/** $1 device ids, sorted. Locks them in id order for the rest of the batch transaction; reads token and status. */
-export const lockDevicesForCommit = `
-  SELECT id, api_token_hash, status FROM devices WHERE id = ANY($1::int8[]) AND deleted_at IS NULL ORDER BY id FOR UPDATE`;

@@ -1,7 +1,7 @@
-// Piscina worker entry: one batch -> one transaction on this worker's own connection.
-// Append-only COPYs go first and take no row locks. Then the device rows are locked in id order and each
-// request's token re-checked (a rotation that committed meanwhile refuses it: revocation is at once), and
-// latest values are upserted in key order: every worker takes locks in one order, so none deadlocks.
+// Piscina worker entry: one batch -> one transaction on this worker's own connection, in few round trips:
+// BEGIN, binary COPY of the readings (and GPS fixes), then one call of ingest_commit_batch (sql/003) that locks
+// the devices in id order, re-checks every request's token (revocation is at once), writes module events,
+// latest values and device status; then COMMIT. Every worker takes locks in one order, so none deadlocks.
 import { workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
@@ -12,8 +12,6 @@ import { SqlState, sqlState } from '../store/db.js';
 import * as q from '../store/queries.js';
 
 const { databaseUrl } = workerData as { databaseUrl: string };
-const MODULE_BYTES = MODULES.map((m) => Buffer.from(m));
-const EVENT_BYTES = EVENT_TYPES.map((t) => Buffer.from(t));
 
 let client: pg.Client | null = null;
 
@@ -59,16 +57,6 @@ function encodeGps(p: BatchPayload): Buffer {
   return w.finish();
 }
 
-function encodeEvents(p: BatchPayload): Buffer {
-  const w = new BinaryCopyWriter(p.eventCount * 80 + 64);
-  for (let i = 0; i < p.eventCount; i++) {
-    w.startRow(6).timestamptz(p.eTime[i]).int8(p.eDevice[i]).textBytes(MODULE_BYTES[p.eModule[i]])
-      .textBytes(EVENT_BYTES[p.eType[i]]).int4(p.eReadings[i]);
-    if (p.eSkipped[i] > 0) w.jsonb(`{"skipped":${p.eSkipped[i]}}`); else w.nullValue();
-  }
-  return w.finish();
-}
-
 /** Newest reading per (device, metric), sorted by that key: the upsert's lock order and its no-duplicate rule. */
 function latestPerKey(p: BatchPayload) {
   const best = new Map<string, number>();
@@ -99,44 +87,34 @@ function lastSeenPerDevice(p: BatchPayload) {
   return { ids, seenMs: ids.map((id) => seen.get(id)!) };
 }
 
-/** Events whose token no longer belongs to their device (rotated, or the device deleted). */
-function revokedEvents(p: BatchPayload, current: Map<number, string>): number[] {
-  const revoked: number[] = [];
-  for (let e = 0; e < p.eventCount; e++) {
-    if (current.get(p.eDevice[e]) !== p.tokens[p.eToken[e]]) revoked.push(e);
-  }
-  return revoked;
-}
-
 /** Commits the batch, or rolls back and returns the events to leave out when a token was revoked. */
 async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
   const telemetry = p.readingCount > 0 ? encodeTelemetry(p) : null;
   const gps = p.gpsCount > 0 ? encodeGps(p) : null;
-  const events = encodeEvents(p);
   const latest = latestPerKey(p);
   const seen = lastSeenPerDevice(p);
+  const n = p.eventCount;
+  const events = {
+    device: Array.from(p.eDevice.subarray(0, n)),
+    token: Array.from(p.eToken.subarray(0, n), (t) => p.tokens[t]),
+    timeMs: Array.from(p.eTime.subarray(0, n)),
+    module: Array.from(p.eModule.subarray(0, n), (m) => MODULES[m]),
+    type: Array.from(p.eType.subarray(0, n), (t) => EVENT_TYPES[t]),
+    readings: Array.from(p.eReadings.subarray(0, n)),
+    skipped: Array.from(p.eSkipped.subarray(0, n)),
+  };
   await c.query('BEGIN');
   try {
     if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
     if (gps) await copyIn(c, q.copyGps, gps);
-    await copyIn(c, q.copyModuleEvents, events);
-    const locked = await c.query<{ id: number; api_token_hash: string; status: string }>(q.lockDevicesForCommit, [seen.ids]);
-    const revoked = revokedEvents(p, new Map(locked.rows.map((r) => [r.id, r.api_token_hash])));
-    if (revoked.length > 0) {
-      await c.query('ROLLBACK');
-      return revoked;
-    }
-    if (latest.devices.length > 0) {
-      await c.query(q.upsertLatestMetrics, [latest.devices, latest.names, latest.values, latest.units, latest.timesMs]);
-    }
-    await c.query(q.markDevicesSeen, [seen.ids, seen.seenMs]);
-    const cameOnline = locked.rows.filter((r) => r.status !== 'online').map((r) => r.id);
-    if (cameOnline.length > 0) {
-      const seenAt = new Map(seen.ids.map((id, i) => [id, seen.seenMs[i]]));
-      await c.query(q.insertOnlineEvents, [cameOnline, cameOnline.map((id) => seenAt.get(id))]);
-    }
-    await c.query('COMMIT');
-    return [];
+    const res = await c.query<{ refused: number[] }>(q.commitBatch, [
+      seen.ids, seen.seenMs,
+      events.device, events.token, events.timeMs, events.module, events.type, events.readings, events.skipped,
+      latest.devices, latest.names, latest.values, latest.units, latest.timesMs,
+    ]);
+    const refused = res.rows[0].refused;
+    await c.query(refused.length > 0 ? 'ROLLBACK' : 'COMMIT');
+    return refused;
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;

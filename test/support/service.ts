@@ -21,7 +21,10 @@ export interface TestService {
 export async function startTestService(overrides: Partial<Config> = {}, options: { now?: () => number; databaseUrl?: string } = {}): Promise<TestService> {
   const owned = options.databaseUrl ? null : await createTestDatabase();
   const databaseUrl = options.databaseUrl ?? owned!.url;
-  const config = loadConfig({}, { port: 0, host: '127.0.0.1', databaseUrl, logLevel: 'silent', ingestWorkers: 2, ...overrides });
+  const config = loadConfig({}, {
+    port: 0, host: '127.0.0.1', databaseUrl, logLevel: 'silent', ingestWorkers: 2,
+    adminEmail: 'admin@test.local', adminPassword: 'test-admin-password', ...overrides,
+  });
   const service = await startService(config, { now: options.now });
   const db = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   const baseUrl = `http://127.0.0.1:${service.port}`;
