@@ -141,6 +141,8 @@ async function run(): Promise<void> {
   }
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');
+    // A drain that cannot finish (the database gone) must not keep the process alive forever.
+    setTimeout(() => { log.error('graceful stop took longer than 30 s; exiting'); process.exit(1); }, 30_000).unref();
     service.close().then(() => process.exit(0), (err) => { log.error({ err }, 'unclean stop'); process.exit(1); });
   };
   process.once('SIGTERM', () => stop('SIGTERM'));

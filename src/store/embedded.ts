@@ -92,5 +92,11 @@ export async function openEmbeddedDatabase(dataDir: string, port: number, log: (
     await admin.end();
   }
   log(`embedded PostgreSQL listening on 127.0.0.1:${port}`);
-  return { url, owned: true, stop: () => server.stop() };
+  // stop() waits for the server's exit event, which never comes if it already died: check first.
+  const child = () => (server as unknown as { process?: { exitCode: number | null; signalCode: string | null } }).process;
+  const stop = async () => {
+    const proc = child();
+    if (proc && proc.exitCode === null && proc.signalCode === null) await server.stop();
+  };
+  return { url, owned: true, stop };
 }
