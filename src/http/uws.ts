@@ -27,7 +27,7 @@ export function loadUws(): typeof UWS {
     console.warn = originalWarn;
   }
   const native = typeof uws.App === 'function' && /\[native code\]/.test(Function.prototype.toString.call(uws.App));
-  if (!native || process.env.UWS_USE_FALLBACK) {
+  if (!native) {
     throw new UwsFallbackError(`${INSTALL_HINT}${warnings.length ? `\nLoader said: ${warnings.join(' ').trim()}` : ''}`);
   }
   return uws;
