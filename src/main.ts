@@ -6,6 +6,9 @@ import { ConfigError, loadConfig, type Config } from './config/load.js';
 import { DeviceRateLimiter } from './http/admission.js';
 import { registerIngestRoutes } from './http/ingest-routes.js';
 import { registerOpsRoutes } from './http/ops-routes.js';
+import { LoginThrottle } from './auth/login-throttle.js';
+import { MobileTokens } from './auth/mobile-tokens.js';
+import { registerMobileRoutes } from './mobile/routes.js';
 import { createResponder } from './http/respond.js';
 import { loadUws, UwsFallbackError, type us_listen_socket } from './http/uws.js';
 import { Batcher } from './ingest/batcher.js';
@@ -81,6 +84,11 @@ export async function startService(config: Config, options: ServiceOptions = {})
     rateLimiter: new DeviceRateLimiter(config.deviceRateLimit),
     limits: { maxBodyBytes: config.maxBodyBytes, maxReadingsPerRequest: config.maxReadingsPerRequest },
     onDatabaseError: (err) => { metrics.dbErrors.labels('token_lookup').inc(); log.error({ err }, 'device token look-up failed'); },
+  });
+  registerMobileRoutes(app, {
+    pool, respond, log, now,
+    tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now),
+    throttle: new LoginThrottle(undefined, now),
   });
   let stopping = false;
   registerOpsRoutes(app, {

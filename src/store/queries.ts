@@ -53,3 +53,48 @@ export const insertDevicesBulk = `
   SELECT $1, n, $3, h FROM unnest($2::text[], $4::text[]) AS d(n, h)
   RETURNING id, name`;
 
+
+export const insertAccessToken = `
+  INSERT INTO api_access_tokens (user_id, token_hash, expires_at) VALUES ($1, $2, $3)`;
+
+/** The user behind a live mobile token; refreshes last_used_at. Disabled users' tokens do not count. */
+export const useAccessToken = `
+  UPDATE api_access_tokens t SET last_used_at = $2
+    FROM users u
+   WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2
+     AND u.id = t.user_id AND u.disabled_at IS NULL
+  RETURNING u.id, u.email, u.role`;
+
+export const revokeAccessToken = `
+  UPDATE api_access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL`;
+
+/** Ends every mobile token and browser session of a user (disabled, or password changed). */
+export const revokeUserCredentials = `
+  WITH t AS (UPDATE api_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL)
+  DELETE FROM sessions WHERE user_id = $1`;
+
+export const disableUser = `UPDATE users SET disabled_at = now() WHERE lower(email) = lower($1) AND disabled_at IS NULL RETURNING id, email, role`;
+export const setPassword = `UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1) RETURNING id, email, role`;
+export const listUsers = `SELECT id, email, role, created_at, disabled_at FROM users ORDER BY id`;
+
+/** Devices visible to a user ($2 true: an admin sees all), with their latest values as a JSON object. */
+export const listVisibleDevices = `
+  SELECT d.id, d.name, d.module, d.status, d.last_seen_at,
+         COALESCE((SELECT jsonb_object_agg(l.metric_name, jsonb_build_object('value', l.value, 'unit', l.unit,
+                    'recorded_at', to_char(l.recorded_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
+                     FROM latest_metrics l WHERE l.device_id = d.id), '{}'::jsonb) AS latest
+    FROM devices d
+   WHERE d.deleted_at IS NULL AND ($2 OR d.owner_id = $1) AND ($3::int8 IS NULL OR d.id = $3)
+   ORDER BY d.id`;
+
+/** $1 device, $2 metric, $3 from, $4 to, $5 bucket seconds: time-bucketed aggregates. */
+export const telemetryBuckets = `
+  SELECT date_bin(make_interval(secs => $5), time, TIMESTAMPTZ '2000-01-01') AS t,
+         avg(metric_value) AS avg, min(metric_value) AS min, max(metric_value) AS max, count(*)::int AS count
+    FROM telemetry
+   WHERE device_id = $1 AND metric_name = $2 AND time >= $3 AND time < $4
+   GROUP BY 1 ORDER BY 1`;
+
+export const gpsTrack = `
+  SELECT time, lat, lng, altitude_m, speed_kmh, heading_deg, accuracy_m
+    FROM gps_points WHERE device_id = $1 AND time >= $2 AND time < $3 ORDER BY time LIMIT 10000`;

@@ -1,0 +1,33 @@
+import type { Pool } from '../store/db.js';
+import * as q from '../store/queries.js';
+import { DEVICE_TOKEN, generateToken, hashToken } from './device-tokens.js';
+import type { User } from './users.js';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Mobile access tokens: 32 random bytes shown once, stored as SHA-256 with an expiry. Every request checks
+ * the database (no cache), so logout, disabling a user or a password change take effect at once everywhere.
+ */
+export class MobileTokens {
+  constructor(private readonly pool: Pool, private readonly ttlDays: number, private readonly now: () => number = Date.now) {}
+
+  async issue(userId: number): Promise<string> {
+    const token = generateToken();
+    await this.pool.query(q.insertAccessToken, [userId, hashToken(token), new Date(this.now() + this.ttlDays * DAY_MS)]);
+    return token;
+  }
+
+  /** The user of a live token from `Authorization: Bearer <64 hex>`, or null. Tokens in URLs are never read. */
+  async authenticate(authorization: string): Promise<{ user: User; tokenHash: string } | null> {
+    const m = /^Bearer ([0-9a-f]{64})$/i.exec(authorization);
+    if (!m || !DEVICE_TOKEN.test(m[1])) return null;
+    const tokenHash = hashToken(m[1]);
+    const res = await this.pool.query<User>(q.useAccessToken, [tokenHash, new Date(this.now())]);
+    return res.rows[0] ? { user: res.rows[0], tokenHash } : null;
+  }
+
+  async revoke(tokenHash: string): Promise<void> {
+    await this.pool.query(q.revokeAccessToken, [tokenHash, new Date(this.now())]);
+  }
+}

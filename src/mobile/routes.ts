@@ -1,0 +1,130 @@
+import type { MobileTokens } from '../auth/mobile-tokens.js';
+import type { LoginThrottle } from '../auth/login-throttle.js';
+import { checkCredentials } from '../auth/credentials.js';
+import type { User } from '../auth/users.js';
+import type { Logger } from '../observability/logger.js';
+import type { Pool } from '../store/db.js';
+import * as q from '../store/queries.js';
+import { jsonRoute, type JsonRequest, type Reply } from '../http/json-route.js';
+import type { Responder } from '../http/respond.js';
+import type { TemplatedApp } from '../http/uws.js';
+
+export interface MobileDeps {
+  pool: Pool;
+  tokens: MobileTokens;
+  throttle: LoginThrottle;
+  respond: Responder;
+  log: Logger;
+  now: () => number;
+}
+
+const ok = (data: unknown): Reply => ({ status: 200, body: { status: 'ok', data } });
+const fail = (status: number, error: string, headers?: Record<string, string>): Reply => ({ status, body: { status: 'error', error }, headers });
+const UNAUTHORIZED = fail(401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' });
+// Another user's device or alert is indistinguishable from one that does not exist.
+const NOT_FOUND = fail(404, 'Not found.');
+const DAY_MS = 86_400_000;
+const MAX_POINTS = 5000;
+
+function parseId(s: string): number | null {
+  return /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null;
+}
+
+function parseTime(s: string | null, fallback: number): number | null {
+  if (s === null || s === '') return fallback;
+  const ms = /^\d+$/.test(s) ? Number(s) * (s.length <= 10 ? 1000 : 1) : Date.parse(s);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** Bucket width in seconds: "300", "300s", "5m", "1h", "1d"; default about 200 points over the range. */
+function parseBucketS(s: string | null, rangeMs: number): number | null {
+  if (s === null || s === '') return Math.max(1, Math.ceil(rangeMs / 1000 / 200));
+  const m = /^(\d{1,7})([smhd]?)$/.exec(s);
+  if (!m) return null;
+  const n = Number(m[1]) * { '': 1, s: 1, m: 60, h: 3600, d: 86400 }[m[2] as '' | 's' | 'm' | 'h' | 'd'];
+  return n >= 1 ? n : null;
+}
+
+/** POST /api/mobile/login, /logout and the device, telemetry, GPS and alert reads of SPEC §4.2. */
+export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void {
+  const { pool, tokens, throttle } = deps;
+  const route = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest) => Promise<Reply>) =>
+    jsonRoute(app, deps.respond, deps.log, method, pattern, params, h);
+  const authed = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest, user: User, tokenHash: string) => Promise<Reply>) =>
+    route(method, pattern, params, async (req) => {
+      const auth = await tokens.authenticate(req.authorization);
+      return auth ? h(req, auth.user, auth.tokenHash) : UNAUTHORIZED;
+    });
+  const visibleDevice = async (user: User, idText: string) => {
+    const id = parseId(idText);
+    if (id === null) return null;
+    const res = await pool.query(q.listVisibleDevices, [user.id, user.role === 'admin', id]);
+    return res.rows[0] ?? null;
+  };
+
+  route('post', '/api/mobile/login', 0, async (req) => {
+    const b = (req.body ?? {}) as { email?: unknown; password?: unknown };
+    if (typeof b.email !== 'string' || typeof b.password !== 'string' || !b.email || !b.password) {
+      return fail(400, 'email and password are required.');
+    }
+    const wait = throttle.retryAfterS(b.email, req.ip);
+    if (wait > 0) return fail(429, 'Too many failed logins; try again later.', { 'Retry-After': String(wait) });
+    const user = await checkCredentials(pool, b.email, b.password);
+    if (!user) {
+      throttle.recordFailure(b.email, req.ip);
+      return fail(401, 'Invalid email or password.');
+    }
+    throttle.recordSuccess(b.email);
+    const token = await tokens.issue(user.id);
+    return ok({ token, user: { id: user.id, email: user.email, role: user.role } });
+  });
+
+  authed('post', '/api/mobile/logout', 0, async (_req, _user, tokenHash) => {
+    await tokens.revoke(tokenHash);
+    return { status: 200, body: { status: 'ok' } };
+  });
+
+  authed('get', '/api/mobile/devices', 0, async (_req, user) => {
+    const res = await pool.query(q.listVisibleDevices, [user.id, user.role === 'admin', null]);
+    return ok({ devices: res.rows });
+  });
+
+  authed('get', '/api/mobile/devices/:id', 1, async (req, user) => {
+    const device = await visibleDevice(user, req.params[0]);
+    // Alerts arrive with the alert engine; until then no device has an open alert.
+    return device ? ok({ device: { ...device, open_alerts: 0 } }) : NOT_FOUND;
+  });
+
+  authed('get', '/api/mobile/devices/:id/telemetry', 1, async (req, user) => {
+    const device = await visibleDevice(user, req.params[0]);
+    if (!device) return NOT_FOUND;
+    const metric = req.query.get('metric');
+    if (!metric) return fail(400, 'metric is required, e.g. ?metric=heart_rate&from=2026-01-01T00:00:00Z&to=...&bucket=5m.');
+    const to = parseTime(req.query.get('to'), deps.now());
+    const from = to === null ? null : parseTime(req.query.get('from'), to - DAY_MS);
+    if (from === null || to === null || from >= to) return fail(400, 'from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
+    const bucketS = parseBucketS(req.query.get('bucket'), to - from);
+    if (bucketS === null) return fail(400, 'bucket must be seconds, or a number with s, m, h or d, e.g. 5m.');
+    if ((to - from) / 1000 / bucketS > MAX_POINTS) return fail(400, `That range and bucket give more than ${MAX_POINTS} points; choose a larger bucket.`);
+    const res = await pool.query(q.telemetryBuckets, [device.id, metric, new Date(from), new Date(to), bucketS]);
+    return ok({ metric, bucket_s: bucketS, from: new Date(from), to: new Date(to), points: res.rows });
+  });
+
+  authed('get', '/api/mobile/devices/:id/gps', 1, async (req, user) => {
+    const device = await visibleDevice(user, req.params[0]);
+    if (!device) return NOT_FOUND;
+    const to = parseTime(req.query.get('to'), deps.now());
+    const from = to === null ? null : parseTime(req.query.get('from'), to - DAY_MS);
+    if (from === null || to === null || from >= to) return fail(400, 'from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
+    const res = await pool.query(q.gpsTrack, [device.id, new Date(from), new Date(to)]);
+    return ok({ points: res.rows.map((r) => ({ t: r.time, lat: r.lat, lng: r.lng, altitude_m: r.altitude_m, speed_kmh: r.speed_kmh, heading_deg: r.heading_deg, accuracy_m: r.accuracy_m })) });
+  });
+
+  // The alert engine is a later capability: until it lands there are no alerts to list or acknowledge.
+  authed('get', '/api/mobile/alerts', 0, async (req) => {
+    const status = req.query.get('status');
+    if (status !== null && !['open', 'acknowledged', 'resolved'].includes(status)) return fail(400, 'status must be open, acknowledged or resolved.');
+    return ok({ alerts: [] });
+  });
+  authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async () => NOT_FOUND);
+}

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createUser } from '../dist/src/auth/users.js';
+import { createDevice } from '../dist/src/auth/device-registry.js';
+import { startTestService, type TestService } from './support/service.js';
+
+describe('mobile flow: login, devices with latest values, logout', () => {
+  let t: TestService;
+  beforeAll(async () => { t = await startTestService(); });
+  afterAll(async () => { await t?.close(); });
+
+  const get = async (path: string, token: string) => {
+    const res = await fetch(t.baseUrl + path, { headers: { Authorization: `Bearer ${token}` } });
+    return { status: res.status, json: await res.json() as any, headers: res.headers };
+  };
+
+  it('logs in, lists own devices with status, last seen and latest values, and logs out', async () => {
+    const user = await createUser(t.db, 'nurse@example.com', 'correct horse battery', 'user');
+    const device = await createDevice(t.db, user.id, 'ward-3 monitor', 'health');
+    expect((await t.post('/api/telemetry-ingest', { data: { heart_rate: 72 }, recorded_at: '2026-11-21 10:00:00' }, device.token)).status).toBe(200);
+
+    const login = await t.post('/api/mobile/login', { email: 'Nurse@Example.com', password: 'correct horse battery' });
+    expect(login.status).toBe(200);
+    expect(login.json).toEqual({ status: 'ok', data: { token: expect.stringMatching(/^[0-9a-f]{64}$/), user: { id: user.id, email: 'nurse@example.com', role: 'user' } } });
+    const token = login.json.data.token as string;
+
+    const list = await get('/api/mobile/devices', token);
+    expect(list.status).toBe(200);
+    expect(list.headers.get('cache-control')).toBe('no-store');
+    expect(list.json.data.devices).toEqual([{
+      id: device.id, name: 'ward-3 monitor', module: 'health', status: 'online',
+      last_seen_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      latest: { heart_rate: { value: 72, unit: null, recorded_at: '2026-11-21T10:00:00.000Z' } },
+    }]);
+
+    expect((await t.post('/api/mobile/logout', {}, token)).status).toBe(200);
+    const after = await get('/api/mobile/devices', token);
+    expect(after.status).toBe(401);
+    expect(after.json).toEqual({ status: 'error', error: 'Invalid or expired access token.' });
+  });
+
+  it('answers a wrong password and an unknown email with the same status and body', async () => {
+    await createUser(t.db, 'tech@example.com', 'correct horse battery', 'user');
+    const wrong = await t.post('/api/mobile/login', { email: 'tech@example.com', password: 'wrong password!' });
+    const unknown = await t.post('/api/mobile/login', { email: 'nobody@example.com', password: 'wrong password!' });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(unknown.text).toBe(wrong.text);
+    expect(wrong.json).toEqual({ status: 'error', error: 'Invalid email or password.' });
+  });
+
+  it('answers 400 when email or password is missing', async () => {
+    for (const body of [{}, { email: 'a@b.c' }, { password: 'x' }, 'not json']) {
+      const r = await t.post('/api/mobile/login', body);
+      expect(r.status).toBe(400);
+      expect(r.json).toEqual({ status: 'error', error: 'email and password are required.' });
+    }
+  });
+});
