@@ -26,8 +26,6 @@ export function bearerToken(header: string): string | null {
   return DEVICE_TOKEN.test(token) ? token : null;
 }
 
-export interface TokenCacheStats { hits: number; misses: number }
-
 const UNKNOWN = 0 as const;
 // Negative entries stop a flood of wrong tokens from reaching the database; bounded, and short-lived so
 // a token can never stay refused for long by mistake.
@@ -43,7 +41,6 @@ export class DeviceTokenCache {
   private readonly known: LRUCache<string, DeviceIdentity>;
   private readonly unknown: LRUCache<string, typeof UNKNOWN>;
   private readonly pending = new Map<string, Promise<DeviceIdentity | null>>();
-  readonly stats: TokenCacheStats = { hits: 0, misses: 0 };
 
   constructor(private readonly pool: Pool, size: number) {
     this.known = new LRUCache({ max: size, ttl: POSITIVE_TTL_MS });
@@ -53,15 +50,14 @@ export class DeviceTokenCache {
   /** Synchronous answer when cached: a device, null for a known-bad token, undefined when the database must say. */
   peek(hash: string): DeviceIdentity | null | undefined {
     const device = this.known.get(hash);
-    if (device) { this.stats.hits++; return device; }
-    if (this.unknown.has(hash)) { this.stats.hits++; return null; }
+    if (device) return device;
+    if (this.unknown.has(hash)) return null;
     return undefined;
   }
 
   lookup(hash: string): Promise<DeviceIdentity | null> {
     let p = this.pending.get(hash);
     if (p) return p;
-    this.stats.misses++;
     const query: Promise<DeviceIdentity | null> = this.pool.query<{ id: number; owner_id: number; module: string }>(q.findDeviceByTokenHash, [hash]).then((res) => {
       // Evicted while the query ran: its answer may predate the revocation, so it must not be cached.
       const current = this.pending.get(hash) === query;

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import type { Pool } from '../store/db.js';
-import { SqlState, sqlState } from '../store/db.js';
+import { inTransaction, SqlState, sqlState } from '../store/db.js';
 import * as q from '../store/queries.js';
 import { hashPassword, passwordProblem } from './passwords.js';
 
@@ -25,6 +25,48 @@ export async function createUser(pool: Pool, email: string, password: string, ro
     if (sqlState(err) === SqlState.uniqueViolation) throw new UserInputError(`A user with email ${email} already exists.`);
     throw err;
   }
+}
+
+export interface UserListing extends User { created_at: Date; disabled_at: Date | null }
+
+/**
+ * Changes a user and ends every mobile token and browser session of theirs in the same transaction, so no
+ * request can pass on an old credential once the change is visible. Mobile tokens and sessions are checked
+ * in the database on every request, so this takes effect on every instance at once.
+ */
+async function changeAndRevoke(pool: Pool, sql: string, params: unknown[], email: string): Promise<User> {
+  return inTransaction(pool, async (c) => {
+    const res = await c.query<User>(sql, params);
+    const user = res.rows[0];
+    if (!user) throw new UserInputError(`No user with email ${email}.`);
+    await c.query(q.revokeUserCredentials, [user.id]);
+    return user;
+  });
+}
+
+/** Marks the user disabled (idempotent) and ends their sessions and mobile tokens. */
+export function disableUser(pool: Pool, email: string): Promise<User> {
+  return changeAndRevoke(pool, q.disableUser, [email], email);
+}
+
+/** Lets a disabled user log in again; credentials ended by the disabling stay ended. */
+export async function enableUser(pool: Pool, email: string): Promise<User> {
+  const res = await pool.query<User>(q.enableUser, [email]);
+  if (!res.rows[0]) throw new UserInputError(`No user with email ${email}.`);
+  return res.rows[0];
+}
+
+/** Sets a new password (8 to 72 bytes, never truncated) and ends every session and mobile token of the user. */
+export async function setUserPassword(pool: Pool, email: string, password: string): Promise<User> {
+  const problem = passwordProblem(password);
+  if (problem) throw new UserInputError(problem);
+  const hash = await hashPassword(password);
+  return changeAndRevoke(pool, q.setPassword, [email, hash], email);
+}
+
+/** Every user without password hashes, oldest first. */
+export async function listUsers(pool: Pool): Promise<UserListing[]> {
+  return (await pool.query<UserListing>(q.listUsers)).rows;
 }
 
 export async function findUserId(pool: Pool, email: string): Promise<number> {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { createDevice, checkModule, deleteDevice, rotateDeviceToken } from '../auth/device-registry.js';
 import { generateToken, hashToken } from '../auth/device-tokens.js';
-import { createUser, findUserId, type Role } from '../auth/users.js';
+import { createUser, disableUser, enableUser, findUserId, listUsers, setUserPassword, type Role } from '../auth/users.js';
 import type { Pool } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import * as q from '../store/queries.js';
@@ -19,6 +19,22 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
   'user:create': {
     usage: 'user:create --email E --password P [--role admin|user]',
     run: (pool, f) => createUser(pool, required(f, 'email'), required(f, 'password'), (f.role ?? 'user') as Role),
+  },
+  'user:disable': {
+    usage: 'user:disable --email E',
+    run: async (pool, f) => ({ ...await disableUser(pool, required(f, 'email')), disabled: true }),
+  },
+  'user:enable': {
+    usage: 'user:enable --email E',
+    run: async (pool, f) => ({ ...await enableUser(pool, required(f, 'email')), disabled: false }),
+  },
+  'user:set-password': {
+    usage: 'user:set-password --email E --password P',
+    run: (pool, f) => setUserPassword(pool, required(f, 'email'), required(f, 'password')),
+  },
+  'user:list': {
+    usage: 'user:list',
+    run: (pool) => listUsers(pool),
   },
   'device:create': {
     usage: 'device:create --owner E --name N --module M',

@@ -36,8 +36,6 @@ export const SqlState = {
   checkViolation: '23514',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
-  adminShutdown: '57P01',
-  cannotConnectNow: '57P03',
 } as const;
 
 export function sqlState(err: unknown): string | undefined {

@@ -73,8 +73,12 @@ export const revokeUserCredentials = `
   WITH t AS (UPDATE api_access_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL)
   DELETE FROM sessions WHERE user_id = $1`;
 
-export const disableUser = `UPDATE users SET disabled_at = now() WHERE lower(email) = lower($1) AND disabled_at IS NULL RETURNING id, email, role`;
+/** Idempotent: disabling a disabled user keeps the first disabled_at and still returns the row. */
+export const disableUser = `
+  UPDATE users SET disabled_at = COALESCE(disabled_at, now()) WHERE lower(email) = lower($1) RETURNING id, email, role`;
+export const enableUser = `UPDATE users SET disabled_at = NULL WHERE lower(email) = lower($1) RETURNING id, email, role`;
 export const setPassword = `UPDATE users SET password_hash = $2 WHERE lower(email) = lower($1) RETURNING id, email, role`;
+/** Never selects password_hash: the list is printed and may be served. */
 export const listUsers = `SELECT id, email, role, created_at, disabled_at FROM users ORDER BY id`;
 
 /** Devices visible to a user ($2 true: an admin sees all), with their latest values as a JSON object. */
