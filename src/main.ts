@@ -9,6 +9,8 @@ import { registerOpsRoutes } from './http/ops-routes.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
+import { Sessions } from './auth/sessions.js';
+import { registerWebRoutes } from './web/routes.js';
 import { createResponder } from './http/respond.js';
 import { loadUws, UwsFallbackError, type us_listen_socket } from './http/uws.js';
 import { Batcher } from './ingest/batcher.js';
@@ -85,10 +87,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
     limits: { maxBodyBytes: config.maxBodyBytes, maxReadingsPerRequest: config.maxReadingsPerRequest },
     onDatabaseError: (err) => { metrics.dbErrors.labels('token_lookup').inc(); log.error({ err }, 'device token look-up failed'); },
   });
+  // One throttle for the mobile and the browser login: failures through either count together.
+  const loginThrottle = new LoginThrottle(undefined, now);
   registerMobileRoutes(app, {
     pool, respond, log, now,
     tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now),
-    throttle: new LoginThrottle(undefined, now),
+    throttle: loginThrottle,
+  });
+  registerWebRoutes(app, {
+    pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle,
+    sessions: new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now),
   });
   let stopping = false;
   registerOpsRoutes(app, {

@@ -8,6 +8,9 @@ export interface ThrottleOptions { perAccount: number; perIp: number; windowMs: 
 export const DEFAULT_THROTTLE: ThrottleOptions = { perAccount: 10, perIp: 50, windowMs: 15 * 60_000 };
 const MAX_KEYS = 100_000;
 
+/** An attempt counted as a failure until its password proves right. */
+export interface LoginAttempt { succeeded(): void }
+
 export class LoginThrottle {
   private failures = new Map<string, number[]>();
 
@@ -31,11 +34,34 @@ export class LoginThrottle {
   }
 
   recordFailure(account: string, ip: string): void {
-    if (this.failures.size > MAX_KEYS) this.failures.clear(); // bounded memory under a spray of accounts
-    for (const key of [`a:${account.toLowerCase()}`, `i:${ip}`]) this.failures.set(key, [...this.recent(key), this.now()]);
+    this.record(account, ip);
   }
 
   recordSuccess(account: string): void {
     this.failures.delete(`a:${account.toLowerCase()}`);
+  }
+
+  /**
+   * Counts an attempt as failed before its password is checked: bcrypt takes ~200 ms, and checking the
+   * limit only afterwards would let a burst of parallel guesses all pass retryAfterS.
+   */
+  begin(account: string, ip: string): LoginAttempt {
+    const at = this.record(account, ip);
+    return {
+      succeeded: () => {
+        this.recordSuccess(account);
+        // Take this attempt back from the IP's count; the IP's other failures stand.
+        const list = this.failures.get(`i:${ip}`);
+        const i = list ? list.lastIndexOf(at) : -1;
+        if (i >= 0) list!.splice(i, 1);
+      },
+    };
+  }
+
+  private record(account: string, ip: string): number {
+    if (this.failures.size > MAX_KEYS) this.failures.clear(); // bounded memory under a spray of accounts
+    const at = this.now();
+    for (const key of [`a:${account.toLowerCase()}`, `i:${ip}`]) this.failures.set(key, [...this.recent(key), at]);
+    return at;
   }
 }

@@ -26,14 +26,35 @@ const NOT_FOUND = fail(404, 'Not found.');
 const DAY_MS = 86_400_000;
 const MAX_POINTS = 5000;
 
+// Ids beyond 2^53 would round to a neighbouring id: they name no device.
 function parseId(s: string): number | null {
-  return /^[1-9]\d{0,15}$/.test(s) ? Number(s) : null;
+  if (!/^[1-9]\d{0,15}$/.test(s)) return null;
+  const id = Number(s);
+  return Number.isSafeInteger(id) ? id : null;
 }
 
+// Epoch seconds stay below 1e11 until the year 5138, epoch milliseconds pass it in 1973 (as for ingestion).
+const EPOCH_MS_THRESHOLD = 1e11;
+const MAX_TIME_MS = 8.64e15; // the largest time a Date can hold
+// A date, or a date and time with Z or an offset: a time without one would be read in the server's zone.
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2}))?$/i;
+
+/** Epoch ms of an ISO 8601 time or epoch seconds/milliseconds; the fallback when absent; null when invalid. */
 function parseTime(s: string | null, fallback: number): number | null {
   if (s === null || s === '') return fallback;
-  const ms = /^\d+$/.test(s) ? Number(s) * (s.length <= 10 ? 1000 : 1) : Date.parse(s);
-  return Number.isFinite(ms) ? ms : null;
+  let ms: number;
+  if (/^\d{1,16}$/.test(s)) {
+    const n = Number(s);
+    ms = n < EPOCH_MS_THRESHOLD ? n * 1000 : n;
+  } else {
+    // An unencoded "+" in a query string arrives as a space: read "10:00:00 02:00" as "+02:00".
+    const iso = s.replace(/ (\d{2}:?\d{2})$/, '+$1');
+    const m = ISO_TIME.exec(iso);
+    // Date.parse would roll 2026-02-31 over to March: refuse days the month does not have.
+    if (!m || Number(m[3]) > new Date(Date.UTC(Number(m[1]), Number(m[2]), 0)).getUTCDate()) return null;
+    ms = Date.parse(iso);
+  }
+  return Number.isFinite(ms) && ms <= MAX_TIME_MS ? ms : null;
 }
 
 /** Bucket width in seconds: "300", "300s", "5m", "1h", "1d"; default about 200 points over the range. */
@@ -69,12 +90,10 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     }
     const wait = throttle.retryAfterS(b.email, req.ip);
     if (wait > 0) return fail(429, 'Too many failed logins; try again later.', { 'Retry-After': String(wait) });
+    const attempt = throttle.begin(b.email, req.ip);
     const user = await checkCredentials(pool, b.email, b.password);
-    if (!user) {
-      throttle.recordFailure(b.email, req.ip);
-      return fail(401, 'Invalid email or password.');
-    }
-    throttle.recordSuccess(b.email);
+    if (!user) return fail(401, 'Invalid email or password.');
+    attempt.succeeded();
     const token = await tokens.issue(user.id);
     return ok({ token, user: { id: user.id, email: user.email, role: user.role } });
   });

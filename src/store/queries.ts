@@ -102,3 +102,20 @@ export const telemetryBuckets = `
 export const gpsTrack = `
   SELECT time, lat, lng, altitude_m, speed_kmh, heading_deg, accuracy_m
     FROM gps_points WHERE device_id = $1 AND time >= $2 AND time < $3 ORDER BY time LIMIT 10000`;
+
+// Browser sessions (src/auth/sessions.ts). Only the SHA-256 of a session id is ever stored.
+export const insertSession = `
+  INSERT INTO sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at) VALUES ($1, $2, $3, $4, $4, $5)`;
+
+/** $1 id hash, $2 now, $3 idle cutoff: the user of a live session, refreshing last_seen_at. Disabled users' sessions do not count. */
+export const useSession = `
+  UPDATE sessions s SET last_seen_at = $2
+    FROM users u
+   WHERE s.id_hash = $1 AND u.id = s.user_id AND u.disabled_at IS NULL
+     AND s.expires_at > $2 AND s.last_seen_at > $3
+  RETURNING u.id, u.email, u.role, s.csrf_token`;
+
+export const deleteSession = `DELETE FROM sessions WHERE id_hash = $1`;
+
+/** $1 now, $2 idle cutoff: drops every session past its absolute or idle timeout. */
+export const purgeExpiredSessions = `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`;
