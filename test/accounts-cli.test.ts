@@ -1,36 +1,14 @@
 // Account management from the command line, run as operators run it (a child process on the service's
 // database), and its effect on a running service: disabled users and changed passwords lose every credential.
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../dist/src/auth/users.js';
 import { startTestService, type TestService } from './support/service.js';
+import { runCli, type CliResult } from './support/cli.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist/src/cli/main.js');
 const PASSWORD = 'correct horse battery';
 
-interface CliResult { code: number | null; stdout: string; stderr: string; json: any }
-
-function cli(args: string[], databaseUrl: string, timeoutMs = 60_000): Promise<CliResult> {
-  const { DATABASE_URL: _ignored, ...base } = process.env;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...base, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`cli ${args[0]} timed out; stderr: ${stderr}`)); }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let json: unknown;
-      try { json = JSON.parse(stdout); } catch { /* not JSON */ }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
-}
+const cli = (args: string[], databaseUrl: string, timeoutMs = 60_000): Promise<CliResult> => runCli(args, { DATABASE_URL: databaseUrl }, timeoutMs);
 
 describe('account commands: user:list, user:disable, user:enable, user:set-password', () => {
   let t: TestService;

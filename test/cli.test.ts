@@ -1,41 +1,19 @@
 // The admin command line, run as operators run it: a child process with JSON on stdout and errors on stderr.
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../dist/src/config/load.js';
 import { startService } from '../dist/src/main.js';
 import { createTestDatabase } from './support/database.js';
+import { runCli, type CliResult } from './support/cli.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'dist/src/cli/main.js');
 const sha256 = (s: string) => crypto.createHash('sha256').update(s).digest('hex');
 
-interface CliResult { code: number | null; stdout: string; stderr: string; json: any }
-
-/** Runs the CLI with the given environment on top of this one, minus any inherited DATABASE_URL. */
-function cli(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> {
-  const { DATABASE_URL: _ignored, ...base } = process.env;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '', stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`cli ${args[0]} timed out; stderr: ${stderr}`)); }, timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      let json: unknown = undefined;
-      try { json = JSON.parse(stdout); } catch { /* not JSON */ }
-      resolve({ code, stdout, stderr, json });
-    });
-  });
-}
+const cli = (args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<CliResult> => runCli(args, env, timeoutMs);
 
 describe('cli on DATABASE_URL', () => {
   let db: Awaited<ReturnType<typeof createTestDatabase>>;
