@@ -50,6 +50,15 @@ export const Errors = {
   shuttingDown: define('SHUTTING_DOWN', 503,
     'The service is shutting down; nothing of this request was stored. Retry on another instance or shortly.',
     { 'Retry-After': '1' }),
+  // Mobile API (answered as {"status": "error", "error": message}).
+  credentialsRequired: define('CREDENTIALS_REQUIRED', 400, 'email and password are required.'),
+  invalidCredentials: define('INVALID_CREDENTIALS', 401, 'Invalid email or password.'),
+  loginThrottled: (retryAfterS: number) => define('LOGIN_THROTTLED', 429, 'Too many failed logins; try again later.',
+    { 'Retry-After': String(retryAfterS) }),
+  invalidAccessToken: define('INVALID_ACCESS_TOKEN', 401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' }),
+  resourceNotFound: define('RESOURCE_NOT_FOUND', 404, 'Not found.'),
+  badQuery: (message: string) => define('BAD_QUERY', 400, message),
+  serviceUnavailable: define('SERVICE_UNAVAILABLE', 503, 'Service temporarily unavailable; retry shortly.', { 'Retry-After': '2' }),
   notFound: define('NOT_FOUND', 404, 'No such route.'),
   methodNotAllowed: define('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this route.'),
 } as const;

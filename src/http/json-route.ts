@@ -1,3 +1,4 @@
+import { Errors } from '../errors.js';
 import type { Logger } from '../observability/logger.js';
 import { readBody } from './body-reader.js';
 import type { Responder } from './respond.js';
@@ -17,7 +18,10 @@ export interface Reply { status: number; body: unknown; headers?: Record<string,
 export type JsonHandler = (req: JsonRequest) => Promise<Reply>;
 
 const MAX_JSON_BODY_BYTES = 64 * 1024;
-const UNAVAILABLE: Reply = { status: 503, body: { status: 'error', error: 'Service temporarily unavailable; retry shortly.' }, headers: { 'Retry-After': '2' } };
+const UNAVAILABLE: Reply = {
+  status: 503, body: { status: 'error', error: Errors.serviceUnavailable.message },
+  headers: Errors.serviceUnavailable.headers as Record<string, string>,
+};
 
 /**
  * Registers a JSON route on uWS: copies what the handler needs synchronously, reads a small body for POST,
@@ -36,7 +40,7 @@ export function jsonRoute(app: TemplatedApp, respond: Responder, log: Logger, me
     };
     const body = method === 'post' ? readBody(res, MAX_JSON_BODY_BYTES) : Promise.resolve(null);
     void body.then((b) => {
-      if (b && !b.ok) return answer({ status: 413, body: { status: 'error', error: `Body is larger than ${MAX_JSON_BODY_BYTES} bytes.` } });
+      if (b && !b.ok) return answer({ status: 413, body: { status: 'error', error: Errors.bodyTooLarge(MAX_JSON_BODY_BYTES).message } });
       let parsed: unknown;
       if (b?.ok && b.body.length > 0) {
         try { parsed = JSON.parse(b.body.toString('utf8')); } catch { parsed = undefined; }

@@ -1,6 +1,7 @@
 import type { MobileTokens } from '../auth/mobile-tokens.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
+import { Errors, type ApiError } from '../errors.js';
 import type { User } from '../auth/users.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';
@@ -19,10 +20,11 @@ export interface MobileDeps {
 }
 
 const ok = (data: unknown): Reply => ({ status: 200, body: { status: 'ok', data } });
-const fail = (status: number, error: string, headers?: Record<string, string>): Reply => ({ status, body: { status: 'error', error }, headers });
-const UNAUTHORIZED = fail(401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' });
+const fail = (err: ApiError): Reply => ({ status: err.status, body: { status: 'error', error: err.message }, headers: err.headers as Record<string, string> | undefined });
+const badQuery = (message: string) => fail(Errors.badQuery(message));
+const UNAUTHORIZED = fail(Errors.invalidAccessToken);
 // Another user's device or alert is indistinguishable from one that does not exist.
-const NOT_FOUND = fail(404, 'Not found.');
+const NOT_FOUND = fail(Errors.resourceNotFound);
 const DAY_MS = 86_400_000;
 const MAX_POINTS = 5000;
 
@@ -86,13 +88,13 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
   route('post', '/api/mobile/login', 0, async (req) => {
     const b = (req.body ?? {}) as { email?: unknown; password?: unknown };
     if (typeof b.email !== 'string' || typeof b.password !== 'string' || !b.email || !b.password) {
-      return fail(400, 'email and password are required.');
+      return fail(Errors.credentialsRequired);
     }
     const wait = throttle.retryAfterS(b.email, req.ip);
-    if (wait > 0) return fail(429, 'Too many failed logins; try again later.', { 'Retry-After': String(wait) });
+    if (wait > 0) return fail(Errors.loginThrottled(wait));
     const attempt = throttle.begin(b.email, req.ip);
     const user = await checkCredentials(pool, b.email, b.password);
-    if (!user) return fail(401, 'Invalid email or password.');
+    if (!user) return fail(Errors.invalidCredentials);
     attempt.succeeded();
     const token = await tokens.issue(user.id);
     return ok({ token, user: { id: user.id, email: user.email, role: user.role } });
@@ -118,13 +120,13 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     const device = await visibleDevice(user, req.params[0]);
     if (!device) return NOT_FOUND;
     const metric = req.query.get('metric');
-    if (!metric) return fail(400, 'metric is required, e.g. ?metric=heart_rate&from=2026-01-01T00:00:00Z&to=...&bucket=5m.');
+    if (!metric) return badQuery('metric is required, e.g. ?metric=heart_rate&from=2026-01-01T00:00:00Z&to=...&bucket=5m.');
     const to = parseTime(req.query.get('to'), deps.now());
     const from = to === null ? null : parseTime(req.query.get('from'), to - DAY_MS);
-    if (from === null || to === null || from >= to) return fail(400, 'from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
+    if (from === null || to === null || from >= to) return badQuery('from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
     const bucketS = parseBucketS(req.query.get('bucket'), to - from);
-    if (bucketS === null) return fail(400, 'bucket must be seconds, or a number with s, m, h or d, e.g. 5m.');
-    if ((to - from) / 1000 / bucketS > MAX_POINTS) return fail(400, `That range and bucket give more than ${MAX_POINTS} points; choose a larger bucket.`);
+    if (bucketS === null) return badQuery('bucket must be seconds, or a number with s, m, h or d, e.g. 5m.');
+    if ((to - from) / 1000 / bucketS > MAX_POINTS) return badQuery(`That range and bucket give more than ${MAX_POINTS} points; choose a larger bucket.`);
     const res = await pool.query(q.telemetryBuckets, [device.id, metric, new Date(from), new Date(to), bucketS]);
     return ok({ metric, bucket_s: bucketS, from: new Date(from), to: new Date(to), points: res.rows });
   });
@@ -134,7 +136,7 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     if (!device) return NOT_FOUND;
     const to = parseTime(req.query.get('to'), deps.now());
     const from = to === null ? null : parseTime(req.query.get('from'), to - DAY_MS);
-    if (from === null || to === null || from >= to) return fail(400, 'from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
+    if (from === null || to === null || from >= to) return badQuery('from and to must be ISO 8601 times or epoch seconds/milliseconds, with from before to.');
     const res = await pool.query(q.gpsTrack, [device.id, new Date(from), new Date(to)]);
     return ok({ points: res.rows.map((r) => ({ t: r.time, lat: r.lat, lng: r.lng, altitude_m: r.altitude_m, speed_kmh: r.speed_kmh, heading_deg: r.heading_deg, accuracy_m: r.accuracy_m })) });
   });
@@ -142,7 +144,7 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
   // The alert engine is a later capability: until it lands there are no alerts to list or acknowledge.
   authed('get', '/api/mobile/alerts', 0, async (req) => {
     const status = req.query.get('status');
-    if (status !== null && !['open', 'acknowledged', 'resolved'].includes(status)) return fail(400, 'status must be open, acknowledged or resolved.');
+    if (status !== null && !['open', 'acknowledged', 'resolved'].includes(status)) return badQuery('status must be open, acknowledged or resolved.');
     return ok({ alerts: [] });
   });
   authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async () => NOT_FOUND);
