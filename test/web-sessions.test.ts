@@ -137,6 +137,21 @@ describe('browser sessions: login, devices page, logout and timeouts', () => {
     expect(unknown.text.replace(/value="[^"]*"/g, '')).toBe(wrong.text.replace(/value="[^"]*"/g, ''));
   });
 
+  it('throttles the form login together with the mobile login: the 11th failure for one account in 15 minutes gets 429', async () => {
+    const email = 'ghost@example.com';
+    const formLogin = async (password: string) => {
+      const form = await get(`${t.baseUrl}/login`);
+      return postForm(`${t.baseUrl}/login`, { _csrf: formCsrf(form.text), email, password }, { cookie: `login_csrf=${cookieValue(form, 'login_csrf')}` });
+    };
+    for (let i = 0; i < 5; i++) expect((await t.post('/api/mobile/login', { email, password: 'wrong password!' })).status).toBe(401);
+    for (let i = 0; i < 5; i++) expect((await formLogin('wrong password!')).status).toBe(401);
+    const limited = await formLogin('wrong password!');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(limited.text).toContain('Too many failed logins. Try again later.');
+    expect(limited.text).toContain(`value="${email}"`);
+  });
+
   it('serves pages as HTML with the security headers and no-store, and the stylesheet with a cache header', async () => {
     for (const page of [await get(`${t.baseUrl}/login`), await get(`${t.baseUrl}/logout`)]) {
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');

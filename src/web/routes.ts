@@ -92,12 +92,11 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
     if (!email || !password) return again(400, 'Enter your email and password.');
     const wait = throttle.retryAfterS(email, req.ip);
     if (wait > 0) return again(429, 'Too many failed logins. Try again later.', { 'Retry-After': String(wait) });
+    // Counted as a failure before bcrypt runs, so a burst of parallel guesses cannot all pass the check above.
+    const attempt = throttle.begin(email, req.ip);
     const user = await checkCredentials(pool, email, password);
-    if (!user) {
-      throttle.recordFailure(email, req.ip);
-      return again(401, 'Invalid email or password.');
-    }
-    throttle.recordSuccess(email);
+    if (!user) return again(401, 'Invalid email or password.');
+    attempt.succeeded();
     // A session id from before login is never reused: the old one ends, and a new one is issued.
     const previous = req.cookies.get(names.session);
     if (previous) await sessions.destroy(previous);
