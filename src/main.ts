@@ -21,6 +21,7 @@ import { openEmbeddedDatabase } from './store/embedded.js';
 import { migrate, migrationsApplied } from './store/migrate.js';
 import { maintainTimeSeries } from './store/time-series-maintenance.js';
 import { createIngestPool } from './workers/pool.js';
+import { OfflineSweeper } from './liveness/sweeper.js';
 
 export interface ServiceOptions {
   logger?: Logger;
@@ -32,6 +33,8 @@ export interface Service {
   port: number;
   databaseUrl: string;
   close(): Promise<void>;
+  /** One offline sweep now (tests): devices marked offline, or null when another instance holds the sweeper lock. */
+  sweepOnce?: () => Promise<number | null>;
 }
 
 const MAINTENANCE_INTERVAL_MS = 3600_000;
@@ -73,8 +76,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
     (stats) => {
       metrics.batchRows.observe(stats.rows);
       metrics.flushSeconds.observe(stats.latencyMs / 1000);
-      if (stats.ok) metrics.readings.inc(stats.readings);
-      else metrics.dbErrors.labels('batch').inc();
+      if (stats.ok) {
+        metrics.readings.inc(stats.readings);
+      } else {
+        metrics.dbErrors.labels('batch').inc();
+        log.error({ err: stats.error, rows: stats.rows, requests: stats.requests }, 'ingest batch failed; its requests were answered 503');
+      }
     },
   );
 
@@ -120,10 +127,17 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const port = uws.us_socket_local_port(listenSocket);
   log.info({ port, tls, storage: mode, workers: workers.threads, embedded: embedded !== null }, 'telemetry service listening');
 
+  const sweeper = new OfflineSweeper(pool, {
+    offlineAfterS: config.offlineAfterS, intervalMs: config.sweepIntervalMs, now, log,
+    onError: () => metrics.dbErrors.labels('sweeper').inc(),
+  });
+  sweeper.start();
+
   let closing: Promise<void> | null = null;
   const close = () => {
     closing ??= (async () => {
       stopping = true;
+      await sweeper.stop();
       // Stop accepting connections, then commit and answer everything already accepted.
       uws.us_listen_socket_close(listenSocket);
       await batcher!.drain();
@@ -135,7 +149,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     })();
     return closing;
   };
-  return { port, databaseUrl, close };
+  return { port, databaseUrl, close, sweepOnce: () => sweeper.sweepOnce() };
 }
 
 async function run(): Promise<void> {

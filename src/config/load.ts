@@ -17,6 +17,7 @@ export interface Config {
   readonly deviceRateLimit: number;
   readonly tokenCacheSize: number;
   readonly offlineAfterS: number;
+  readonly sweepIntervalMs: number;
   readonly mobileTokenTtlDays: number;
   readonly sessionIdleMin: number;
   readonly sessionAbsoluteH: number;
@@ -84,6 +85,7 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
     deviceRateLimit: v.DEVICE_RATE_LIMIT as number,
     tokenCacheSize: v.TOKEN_CACHE_SIZE as number,
     offlineAfterS: v.OFFLINE_AFTER_S as number,
+    sweepIntervalMs: v.SWEEP_INTERVAL_MS as number,
     mobileTokenTtlDays: v.MOBILE_TOKEN_TTL_DAYS as number,
     sessionIdleMin: v.SESSION_IDLE_MIN as number,
     sessionAbsoluteH: v.SESSION_ABSOLUTE_H as number,

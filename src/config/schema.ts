@@ -27,6 +27,7 @@ export const VARIABLES = {
   DEVICE_RATE_LIMIT: int(0, 0, 1_000_000, 'requests per second per device; 0 turns the limit off'),
   TOKEN_CACHE_SIZE: int(100_000, 1, 10_000_000, 'device tokens kept in the in-memory cache'),
   OFFLINE_AFTER_S: int(300, 1, 31_536_000, 'seconds without contact before a device is offline'),
+  SWEEP_INTERVAL_MS: int(5000, 100, 3_600_000, 'how often each instance tries to run the offline sweep (one at a time sweeps)'),
   MOBILE_TOKEN_TTL_DAYS: int(30, 1, 3650, 'lifetime of a mobile access token'),
   SESSION_IDLE_MIN: int(30, 1, 10_080, 'browser session idle timeout'),
   SESSION_ABSOLUTE_H: int(12, 1, 720, 'browser session absolute timeout'),

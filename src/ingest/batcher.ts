@@ -17,7 +17,7 @@ export const TOKEN_REVOKED = new Error('device token revoked before commit');
 /** Called once per request: ok after its batch committed, or with the reason it did not. */
 export type Settle = (err: Error | null) => void;
 
-export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean }
+export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean; error?: Error }
 
 /**
  * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
@@ -90,7 +90,7 @@ export class Batcher {
   private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null, refused: number[] = []): void {
     this.inFlight--;
     this.queuedRows -= rows;
-    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null });
+    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null, error: err ?? undefined });
     const refusedSet = new Set(refused);
     for (let i = 0; i < settles.length; i++) {
       // One request's answer failing (a closed socket, say) must not keep the others waiting.

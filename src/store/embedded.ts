@@ -44,9 +44,16 @@ function portAnswers(port: number): Promise<boolean> {
  */
 export async function openEmbeddedDatabase(dataDir: string, port: number, log: (msg: string) => void = () => {}): Promise<EmbeddedDatabase> {
   const url = `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${EMBEDDED_DATABASE}`;
-  if (await portAnswers(port)) return { url, owned: false, stop: async () => {} };
-
   const databaseDir = path.resolve(dataDir, 'postgres');
+  if (await portAnswers(port)) {
+    // Attach only to the server of this data directory (its pid file names the port), never to a stranger.
+    const pidFile = path.join(databaseDir, 'postmaster.pid');
+    const pidLines = fs.existsSync(pidFile) ? fs.readFileSync(pidFile, 'utf8').split('\n') : [];
+    if (Number(pidLines[3]) === port) return { url, owned: false, stop: async () => {} };
+    throw new Error(`Port ${port} (EMBEDDED_PG_PORT) is taken by another server, not the embedded PostgreSQL of ${databaseDir}; ` +
+      'stop that server or set EMBEDDED_PG_PORT to a free port.');
+  }
+
   fs.mkdirSync(path.dirname(databaseDir), { recursive: true });
   const isRoot = process.getuid?.() === 0;
   const EmbeddedPostgres = await importEmbeddedPostgres();

@@ -119,3 +119,28 @@ export const deleteSession = `DELETE FROM sessions WHERE id_hash = $1`;
 
 /** $1 now, $2 idle cutoff: drops every session past its absolute or idle timeout. */
 export const purgeExpiredSessions = `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`;
+
+// Liveness (src/liveness/sweeper.ts).
+/** Advisory lock key of the offline sweeper: whoever holds it sweeps; the other instances skip that round. */
+export const SWEEPER_LOCK_KEY = 727003;
+export const trySweeperLock = `SELECT pg_try_advisory_xact_lock(${SWEEPER_LOCK_KEY}) AS held`;
+
+/**
+ * $1 sweep time (ms since the epoch), $2 default offline_after_s. Marks offline every live, online device
+ * silent for strictly longer than its timeout, and stores one 'offline' module event per device, in one
+ * statement. A device that reported meanwhile is re-checked under its row lock and stays online.
+ */
+export const markDevicesOffline = `
+  WITH gone AS (
+    UPDATE devices d SET status = 'offline'
+     WHERE d.status = 'online' AND d.deleted_at IS NULL
+       AND d.last_seen_at < to_timestamp($1::float8 / 1000.0) - make_interval(secs => COALESCE(d.offline_after_s, $2::int4))
+    RETURNING d.id, d.owner_id, d.module, d.last_seen_at, COALESCE(d.offline_after_s, $2::int4) AS offline_after_s
+  ), events AS (
+    INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
+    SELECT to_timestamp($1::float8 / 1000.0), g.id, g.module, 'offline', 0,
+           jsonb_build_object('last_seen_at', to_char(g.last_seen_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+                              'offline_after_s', g.offline_after_s)
+      FROM gone g
+  )
+  SELECT id, owner_id, module, last_seen_at, offline_after_s FROM gone ORDER BY id`;
