@@ -58,6 +58,8 @@ export const Errors = {
   invalidAccessToken: define('INVALID_ACCESS_TOKEN', 401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' }),
   resourceNotFound: define('RESOURCE_NOT_FOUND', 404, 'Not found.'),
   badQuery: (message: string) => define('BAD_QUERY', 400, message),
+  badText: define('BAD_TEXT', 400, 'A parameter holds characters that cannot be stored (a NUL byte or invalid UTF-8).'),
+  requestTooLarge: (maxBytes: number) => define('REQUEST_TOO_LARGE', 413, `Request body is larger than ${maxBytes} bytes.`),
   serviceUnavailable: define('SERVICE_UNAVAILABLE', 503, 'Service temporarily unavailable; retry shortly.', { 'Retry-After': '2' }),
   notFound: define('NOT_FOUND', 404, 'No such route.'),
   methodNotAllowed: define('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this route.'),

@@ -6,6 +6,7 @@ import { ConfigError, loadConfig, type Config } from './config/load.js';
 import { DeviceRateLimiter } from './http/admission.js';
 import { registerIngestRoutes } from './http/ingest-routes.js';
 import { registerOpsRoutes } from './http/ops-routes.js';
+import { assertPortFree } from './http/port-guard.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
@@ -38,6 +39,7 @@ export interface Service {
 }
 
 const MAINTENANCE_INTERVAL_MS = 3600_000;
+const READINESS_TIMEOUT_MS = 2000;
 
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<Service> {
   const log = options.logger ?? createLogger(config.logLevel);
@@ -60,7 +62,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     // Printed once, on the console only: never through the logger.
     process.stdout.write(`\nCreated the first admin: ${admin.user.email} with password ${admin.generatedPassword}\nChange it after logging in.\n\n`);
   } else if (admin) {
-    log.info({ email: admin.user.email }, 'created the first admin from ADMIN_EMAIL');
+    log.info({ email: admin.user.email }, 'created the first admin from ADMIN_EMAIL / ADMIN_PASSWORD');
   }
 
   const tokens = new DeviceTokenCache(pool, config.tokenCacheSize);
@@ -97,12 +99,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // One throttle for the mobile and the browser login: failures through either count together.
   const loginThrottle = new LoginThrottle(undefined, now);
   registerMobileRoutes(app, {
-    pool, respond, log, now,
+    pool, respond, log, now, trustProxy: config.trustProxy,
     tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now),
     throttle: loginThrottle,
   });
   registerWebRoutes(app, {
-    pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle,
+    pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
     sessions: new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now),
   });
   let stopping = false;
@@ -112,15 +114,21 @@ export async function startService(config: Config, options: ServiceOptions = {})
       const missing: string[] = [];
       if (stopping) missing.push('shutting down');
       if (workers.aliveThreads() < workers.threads) missing.push('workers');
+      // A stalled database answers 503 within READINESS_TIMEOUT_MS, not never.
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), READINESS_TIMEOUT_MS); });
       try {
-        if (!(await migrationsApplied(pool))) missing.push('migrations');
+        if (!(await Promise.race([migrationsApplied(pool), timeout]))) missing.push('migrations');
       } catch {
         missing.push('database');
+      } finally {
+        clearTimeout(timer);
       }
       return missing;
     },
   });
 
+  await assertPortFree(config.host, config.port);
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
     app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
   });

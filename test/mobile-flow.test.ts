@@ -55,4 +55,17 @@ describe('mobile flow: login, devices with latest values, logout', () => {
       expect(r.json).toEqual({ status: 'error', error: 'email and password are required.' });
     }
   });
+
+  it('answers input PostgreSQL cannot store with a client error, never 5xx', async () => {
+    const login = await t.post('/api/mobile/login', { email: 'nurse@example.com\u0000', password: 'correct horse battery' });
+    expect(login.status).toBe(401);
+    const ok = await t.post('/api/mobile/login', { email: ' nurse@example.com ', password: 'correct horse battery' });
+    expect(ok.status).toBe(200);
+    const token = ok.json.data.token as string;
+    const devices = await get('/api/mobile/devices', token);
+    const id = devices.json.data.devices[0].id;
+    const bad = await get(`/api/mobile/devices/${id}/telemetry?metric=a%00b`, token);
+    expect(bad.status).toBe(400);
+    expect(bad.json).toEqual({ status: 'error', error: 'A parameter holds characters that cannot be stored (a NUL byte or invalid UTF-8).' });
+  });
 });

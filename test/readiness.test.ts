@@ -27,4 +27,17 @@ describe('/readyz', () => {
       await t.db.query('UPDATE schema_migrations SET version = -version WHERE version = -1');
     }
   });
+
+  it('answers HEAD probes with the same status and no body', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      const res = await fetch(`${t.baseUrl}${path}`, { method: 'HEAD' });
+      expect(res.status, path).toBe(200);
+      expect(await res.text()).toBe('');
+    }
+  });
+
+  it('refuses to start a second instance on a port that is in use', async () => {
+    const port = t.service.port;
+    await expect(startTestService({ port })).rejects.toThrow(new RegExp(`PORT ${port} on 127.0.0.1 is already in use`));
+  });
 });

@@ -8,7 +8,9 @@ const DUMMY_HASH = '$2y$12$nq6OSiA6ZCxrlqdVj5CgR.31kfvd1PgZXqoM2MSE/5XY//MDflqCu
 
 /** The user for an email and password, or null; takes one bcrypt verification whether or not the email exists. */
 export async function checkCredentials(pool: Pool, email: string, password: string): Promise<User | null> {
-  const res = await pool.query<{ id: number; email: string; role: Role; password_hash: string; disabled_at: Date | null }>(q.findUserByEmail, [email]);
+  // PostgreSQL text cannot hold NUL: such an email matches no one, and must not turn into a database error.
+  const res = email.includes('\u0000') ? { rows: [] }
+    : await pool.query<{ id: number; email: string; role: Role; password_hash: string; disabled_at: Date | null }>(q.findUserByEmail, [email.trim()]);
   const row = res.rows[0];
   // bcrypt reads only 72 bytes: a longer password would match on its prefix, so it is never right (same timing).
   const tooLong = Buffer.byteLength(password, 'utf8') > PASSWORD_MAX_BYTES;

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,11 +43,17 @@ describe('loadConfig defaults', () => {
 describe('loadConfig validation', () => {
   const ints = Object.entries(VARIABLES).filter((e): e is [string, IntSpec] => e[1].kind === 'int');
 
+  // Companions that satisfy the cross-variable rule (QUEUE_MAX_ROWS >= MAX_READINGS_PER_REQUEST + 2) at every bound.
+  const companions = (name: string) => {
+    const { [name]: _tested, ...rest } = { QUEUE_MAX_ROWS: '100000000', MAX_READINGS_PER_REQUEST: '1' } as Record<string, string>;
+    return rest;
+  };
+
   it.each(ints)('%s accepts its bounds and names itself and its range just outside them', (name, spec) => {
-    expect(() => loadConfig({ [name]: String(spec.min) })).not.toThrow();
-    expect(() => loadConfig({ [name]: String(spec.max) })).not.toThrow();
+    expect(() => loadConfig({ ...companions(name), [name]: String(spec.min) })).not.toThrow();
+    expect(() => loadConfig({ ...companions(name), [name]: String(spec.max) })).not.toThrow();
     for (const bad of [spec.min - 1, spec.max + 1]) {
-      const message = configError({ [name]: String(bad) });
+      const message = configError({ ...companions(name), [name]: String(bad) });
       expect(message).toContain(name);
       expect(message).toContain(`from ${spec.min} to ${spec.max}`);
       expect(message).toContain(String(bad));
@@ -80,7 +87,31 @@ describe('loadConfig validation', () => {
     const pair = /TLS_KEY_FILE and TLS_CERT_FILE must be set together/;
     expect(configError({ TLS_KEY_FILE: '/k.pem' })).toMatch(pair);
     expect(configError({ TLS_CERT_FILE: '/c.pem' })).toMatch(pair);
-    expect(loadConfig({ TLS_KEY_FILE: '/k.pem', TLS_CERT_FILE: '/c.pem' })).toMatchObject({ tlsKeyFile: '/k.pem', tlsCertFile: '/c.pem' });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pem-'));
+    const key = path.join(dir, 'k.pem');
+    const cert = path.join(dir, 'c.pem');
+    fs.writeFileSync(key, '-----BEGIN PRIVATE KEY-----\nx\n-----END PRIVATE KEY-----\n');
+    fs.writeFileSync(cert, '-----BEGIN CERTIFICATE-----\nx\n-----END CERTIFICATE-----\n');
+    expect(loadConfig({ TLS_KEY_FILE: key, TLS_CERT_FILE: cert })).toMatchObject({ tlsKeyFile: key, tlsCertFile: cert });
     expect(loadConfig({})).toMatchObject({ tlsKeyFile: null, tlsCertFile: null });
+    expect(configError({ TLS_KEY_FILE: '/nonexistent.pem', TLS_CERT_FILE: cert })).toMatch(/TLS_KEY_FILE must name a readable PEM file/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses an ADMIN_PASSWORD outside 8 to 72 bytes, naming the variable', () => {
+    expect(configError({ ADMIN_PASSWORD: 'short' })).toMatch(/ADMIN_PASSWORD must be 8 to 72 bytes; it has 5/);
+    expect(configError({ ADMIN_PASSWORD: 'x'.repeat(73) })).toMatch(/ADMIN_PASSWORD must be 8 to 72 bytes/);
+    expect(loadConfig({ ADMIN_PASSWORD: 'x'.repeat(72) }).adminPassword).toHaveLength(72);
+  });
+
+  it('refuses a queue smaller than the largest request it must accept', () => {
+    expect(configError({ QUEUE_MAX_ROWS: '5002', MAX_READINGS_PER_REQUEST: '5001' })).toMatch(/QUEUE_MAX_ROWS must be at least MAX_READINGS_PER_REQUEST \+ 2 \(5003\)/);
+    expect(loadConfig({ QUEUE_MAX_ROWS: '5003', MAX_READINGS_PER_REQUEST: '5001' }).queueMaxRows).toBe(5003);
+  });
+
+  it('masks the password of an invalid DATABASE_URL in its message', () => {
+    const message = configError({ DATABASE_URL: 'mysql://u:s3cret@h/db' });
+    expect(message).toContain('DATABASE_URL');
+    expect(message).not.toContain('s3cret');
   });
 });

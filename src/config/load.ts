@@ -1,5 +1,7 @@
 import os from 'node:os';
+import fs from 'node:fs';
 import path from 'node:path';
+import { PASSWORD_MAX_BYTES, PASSWORD_MIN_BYTES } from '../auth/passwords.js';
 import { VARIABLES, type VariableName, type VariableSpec } from './schema.js';
 
 export interface Config {
@@ -22,6 +24,7 @@ export interface Config {
   readonly sessionIdleMin: number;
   readonly sessionAbsoluteH: number;
   readonly cookieSecure: boolean;
+  readonly trustProxy: boolean;
   readonly tlsKeyFile: string | null;
   readonly tlsCertFile: string | null;
   readonly retentionDays: number;
@@ -33,6 +36,10 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+function readable(file: string): string {
+  try { return fs.readFileSync(file, 'utf8'); } catch { return ''; }
+}
 
 type Raw = Record<string, string | undefined>;
 
@@ -55,7 +62,8 @@ function parseOne(name: string, spec: VariableSpec, raw: string | undefined): un
       if (!spec.values.includes(raw)) throw new ConfigError(`${name} must be one of ${spec.values.join(', ')}; got "${raw}".`);
       return raw;
     case 'string':
-      if (spec.pattern && !spec.pattern.test(raw)) throw new ConfigError(`${name} is not valid (${spec.help}); got "${raw}".`);
+      // Never echo a password: a URL's credentials are masked in the message.
+      if (spec.pattern && !spec.pattern.test(raw)) throw new ConfigError(`${name} is not valid (${spec.help}); got "${raw.replace(/\/\/([^:/@]*):[^@]*@/, '//$1:***@')}".`);
       return raw;
   }
 }
@@ -68,6 +76,23 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
   }
   if ((v.TLS_KEY_FILE === null) !== (v.TLS_CERT_FILE === null)) {
     throw new ConfigError('TLS_KEY_FILE and TLS_CERT_FILE must be set together (or neither).');
+  }
+  for (const name of ['TLS_KEY_FILE', 'TLS_CERT_FILE'] as const) {
+    const file = v[name] as string | null;
+    if (file !== null && !/-----BEGIN [A-Z ]+-----/.test(readable(file))) {
+      throw new ConfigError(`${name} must name a readable PEM file; "${file}" is not one.`);
+    }
+  }
+  const adminPassword = v.ADMIN_PASSWORD as string | null;
+  if (adminPassword !== null) {
+    const bytes = Buffer.byteLength(adminPassword, 'utf8');
+    if (bytes < PASSWORD_MIN_BYTES || bytes > PASSWORD_MAX_BYTES) {
+      throw new ConfigError(`ADMIN_PASSWORD must be ${PASSWORD_MIN_BYTES} to ${PASSWORD_MAX_BYTES} bytes; it has ${bytes}.`);
+    }
+  }
+  // The largest request is its readings, a GPS fix and its module event: it must fit in an empty queue.
+  if ((v.QUEUE_MAX_ROWS as number) < (v.MAX_READINGS_PER_REQUEST as number) + 2) {
+    throw new ConfigError(`QUEUE_MAX_ROWS must be at least MAX_READINGS_PER_REQUEST + 2 (${(v.MAX_READINGS_PER_REQUEST as number) + 2}), or the largest request could never be accepted.`);
   }
   const config: Config = {
     port: v.PORT as number,
@@ -90,6 +115,7 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
     sessionIdleMin: v.SESSION_IDLE_MIN as number,
     sessionAbsoluteH: v.SESSION_ABSOLUTE_H as number,
     cookieSecure: v.COOKIE_SECURE as boolean,
+    trustProxy: v.TRUST_PROXY as boolean,
     tlsKeyFile: v.TLS_KEY_FILE as string | null,
     tlsCertFile: v.TLS_CERT_FILE as string | null,
     retentionDays: v.RETENTION_DAYS as number,

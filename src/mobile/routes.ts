@@ -17,6 +17,8 @@ export interface MobileDeps {
   respond: Responder;
   log: Logger;
   now: () => number;
+  /** TRUST_PROXY=1: the client address for throttling comes from X-Forwarded-For. */
+  trustProxy: boolean;
 }
 
 const ok = (data: unknown): Reply => ({ status: 200, body: { status: 'ok', data } });
@@ -72,7 +74,7 @@ function parseBucketS(s: string | null, rangeMs: number): number | null {
 export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void {
   const { pool, tokens, throttle } = deps;
   const route = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest) => Promise<Reply>) =>
-    jsonRoute(app, deps.respond, deps.log, method, pattern, params, h);
+    jsonRoute(app, deps.respond, deps.log, deps.trustProxy, method, pattern, params, h);
   const authed = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest, user: User, tokenHash: string) => Promise<Reply>) =>
     route(method, pattern, params, async (req) => {
       const auth = await tokens.authenticate(req.authorization);
@@ -87,13 +89,12 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
 
   route('post', '/api/mobile/login', 0, async (req) => {
     const b = (req.body ?? {}) as { email?: unknown; password?: unknown };
-    if (typeof b.email !== 'string' || typeof b.password !== 'string' || !b.email || !b.password) {
-      return fail(Errors.credentialsRequired);
-    }
-    const wait = throttle.retryAfterS(b.email, req.ip);
+    const email = typeof b.email === 'string' ? b.email.trim() : '';
+    if (!email || typeof b.password !== 'string' || !b.password) return fail(Errors.credentialsRequired);
+    const wait = throttle.retryAfterS(email, req.ip);
     if (wait > 0) return fail(Errors.loginThrottled(wait));
-    const attempt = throttle.begin(b.email, req.ip);
-    const user = await checkCredentials(pool, b.email, b.password);
+    const attempt = throttle.begin(email, req.ip);
+    const user = await checkCredentials(pool, email, b.password);
     if (!user) return fail(Errors.invalidCredentials);
     attempt.succeeded();
     const token = await tokens.issue(user.id);

@@ -1,6 +1,9 @@
 import pg from 'pg';
 
 export type Pool = pg.Pool;
+
+/** Server-side limit on any one statement of the service (migrations excepted: they run on their own client). */
+export const STATEMENT_TIMEOUT_MS = 30_000;
 export type Client = pg.PoolClient | pg.Client;
 
 // Keep bigint ids and counts as JS numbers: every id and count here stays far below 2^53.
@@ -8,7 +11,11 @@ pg.types.setTypeParser(20, (v: string) => Number(v));
 
 /** The main thread's pool: auth look-ups, readiness, maintenance. Ingest workers hold their own connections. */
 export function createPool(databaseUrl: string, max = 8): Pool {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 });
+  // A stalled database must end in an error (answered 503), never in a request that hangs forever.
+  const pool = new pg.Pool({
+    connectionString: databaseUrl, max, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+  });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', () => {});
   return pool;
@@ -36,6 +43,8 @@ export const SqlState = {
   checkViolation: '23514',
   serializationFailure: '40001',
   deadlockDetected: '40P01',
+  untranslatableCharacter: '22P05',
+  characterNotInRepertoire: '22021',
 } as const;
 
 export function sqlState(err: unknown): string | undefined {

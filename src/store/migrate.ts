@@ -37,6 +37,8 @@ const MIGRATION_LOCK_KEY = 727_001;
 export async function migrate(pool: Pool, log: (msg: string) => void = () => {}): Promise<StorageMode> {
   const client = await pool.connect();
   try {
+    // Migrations may legitimately run long (or wait for another instance's): no statement timeout here.
+    await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
       version integer PRIMARY KEY, name text NOT NULL, variant text, applied_at timestamptz NOT NULL DEFAULT now())`);
@@ -66,6 +68,7 @@ export async function migrate(pool: Pool, log: (msg: string) => void = () => {})
     return mode;
   } finally {
     await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    await client.query('RESET statement_timeout').catch(() => {});
     client.release();
   }
 }

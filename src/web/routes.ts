@@ -3,6 +3,7 @@ import { isSameOrigin, newCsrfToken, tokensMatch, type OriginHeaders } from '../
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Sessions } from '../auth/sessions.js';
 import { readBody } from '../http/body-reader.js';
+import { clientIp } from '../http/client-ip.js';
 import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';
@@ -20,6 +21,8 @@ export interface WebDeps {
   tls: boolean;
   /** COOKIE_SECURE=1: Secure __Host- cookies on plain HTTP, for a service behind a TLS proxy. */
   cookieSecure: boolean;
+  /** TRUST_PROXY=1: the client address comes from X-Forwarded-For (see http/client-ip.ts). */
+  trustProxy: boolean;
 }
 
 interface WebRequest {
@@ -53,7 +56,7 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
       const request: WebRequest = {
         cookies: parseCookies(req.getHeader('cookie')),
         origin: { origin: req.getHeader('origin'), secFetchSite: req.getHeader('sec-fetch-site'), host: req.getHeader('host') },
-        ip: Buffer.from(res.getRemoteAddressAsText()).toString(),
+        ip: clientIp(res, req, deps.trustProxy),
         form: new URLSearchParams(),
       };
       let aborted = false;

@@ -8,7 +8,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { GPS_STRIDE, keepRequests, type BatchPayload } from '../ingest/batch-format.js';
 import { EVENT_TYPES, MODULES } from '../ingest/modules.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
-import { SqlState, sqlState } from '../store/db.js';
+import { SqlState, sqlState, STATEMENT_TIMEOUT_MS } from '../store/db.js';
 import * as q from '../store/queries.js';
 
 const { databaseUrl } = workerData as { databaseUrl: string };
@@ -17,7 +17,7 @@ let client: pg.Client | null = null;
 
 async function connection(): Promise<pg.Client> {
   if (client) return client;
-  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-ingest-worker' });
+  const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-ingest-worker', statement_timeout: STATEMENT_TIMEOUT_MS });
   // A dropped connection is noticed here and replaced at the next batch.
   c.on('error', () => { if (client === c) client = null; });
   await c.connect();
