@@ -5,16 +5,18 @@
 --      refuses the request (revocation takes effect at once); the caller rolls back and retries without it;
 --   3. module events ('telemetry'/'heartbeat' per request, 'online' per device that was offline);
 --   4. latest value per (device, metric), rows sorted by the caller, never older over newer;
---   5. devices online, last_seen_at moved forward only.
--- Returns the 0-based indexes of the refused requests; empty when everything was written.
+--   5. devices online, last_seen_at moved forward only;
+--   6. the alert engine (evaluate_alerts, sql/005) on the readings whose metric some enabled rule names.
+-- Returns the 0-based indexes of the refused requests (empty when everything was written) and the alerts opened.
 CREATE OR REPLACE FUNCTION ingest_commit_batch(
   seen_ids int8[], seen_ms float8[],
   ev_device int8[], ev_token text[], ev_time_ms float8[], ev_module text[], ev_type text[], ev_readings int4[], ev_skipped int4[],
-  lt_device int8[], lt_name text[], lt_value float8[], lt_unit text[], lt_time_ms float8[]
-) RETURNS int4[] LANGUAGE plpgsql AS $$
-DECLARE
-  refused int4[];
+  lt_device int8[], lt_name text[], lt_value float8[], lt_unit text[], lt_time_ms float8[],
+  al_device int8[], al_metric text[], al_value float8[], al_time_ms float8[],
+  OUT refused int4[], OUT alerts_opened int4
+) LANGUAGE plpgsql AS $$
 BEGIN
+  alerts_opened := 0;
   PERFORM 1 FROM devices WHERE id = ANY (seen_ids) ORDER BY id FOR UPDATE;
 
   SELECT coalesce(array_agg((e.i - 1)::int4 ORDER BY e.i), '{}') INTO refused
@@ -22,7 +24,7 @@ BEGIN
     LEFT JOIN devices d ON d.id = e.device_id AND d.deleted_at IS NULL
    WHERE d.api_token_hash IS DISTINCT FROM e.token;
   IF cardinality(refused) > 0 THEN
-    RETURN refused;
+    RETURN;
   END IF;
 
   INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
@@ -46,6 +48,8 @@ BEGIN
     FROM (SELECT u.id, to_timestamp(u.t / 1000.0) AS at FROM unnest(seen_ids, seen_ms) AS u (id, t)) s
    WHERE d.id = s.id;
 
-  RETURN refused;
+  IF cardinality(al_device) > 0 THEN
+    alerts_opened := evaluate_alerts(al_device, al_metric, al_value, al_time_ms);
+  END IF;
 END
 $$;

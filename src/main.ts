@@ -80,6 +80,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       metrics.flushSeconds.observe(stats.latencyMs / 1000);
       if (stats.ok) {
         metrics.readings.inc(stats.readings);
+        if (stats.alertsOpened) metrics.alertsOpened.inc(stats.alertsOpened);
       } else {
         metrics.dbErrors.labels('batch').inc();
         log.error({ err: stats.error, rows: stats.rows, requests: stats.requests }, 'ingest batch failed; its requests were answered 503');

@@ -9,7 +9,7 @@ export interface BatcherOptions {
 }
 
 /** What a worker reports of a committed batch: the requests it left out because their token was revoked. */
-export interface BatchOutcome { refused?: number[] }
+export interface BatchOutcome { refused?: number[]; alertsOpened?: number }
 export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => Promise<BatchOutcome | undefined>;
 
 /** The error a request settles with when its device token was rotated or deleted before its batch committed. */
@@ -17,7 +17,7 @@ export const TOKEN_REVOKED = new Error('device token revoked before commit');
 /** Called once per request: ok after its batch committed, or with the reason it did not. */
 export type Settle = (err: Error | null) => void;
 
-export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean; error?: Error }
+export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean; error?: Error; alertsOpened?: number }
 
 /**
  * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
@@ -80,17 +80,18 @@ export class Batcher {
     this.inFlight++;
     const started = performance.now();
     const done = this.runBatch(payload, transferList).then(
-      (outcome) => this.finish(settles, rows, readings, started, null, outcome?.refused),
+      (outcome) => this.finish(settles, rows, readings, started, null, outcome ?? undefined),
       (err: unknown) => this.finish(settles, rows, readings, started, err instanceof Error ? err : new Error(String(err))),
     );
     this.inFlightDone.add(done);
     void done.finally(() => this.inFlightDone.delete(done));
   }
 
-  private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null, refused: number[] = []): void {
+  private finish(settles: Settle[], rows: number, readings: number, started: number, err: Error | null, outcome: BatchOutcome = {}): void {
+    const refused = outcome.refused ?? [];
     this.inFlight--;
     this.queuedRows -= rows;
-    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null, error: err ?? undefined });
+    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null, error: err ?? undefined, alertsOpened: outcome.alertsOpened ?? 0 });
     const refusedSet = new Set(refused);
     for (let i = 0; i < settles.length; i++) {
       // One request's answer failing (a closed socket, say) must not keep the others waiting.

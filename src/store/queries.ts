@@ -8,11 +8,16 @@ export const copyGps =
 /**
  * The rest of a batch after its COPYs, in one round trip: see sql/003_ingest_commit.sql. Parameters: devices
  * (sorted) and last contact; per request device, token hash, time, module, event type, readings, skipped;
- * latest values sorted by (device, metric). Returns the indexes of requests refused for a revoked token.
+ * latest values sorted by (device, metric); readings for the alert engine. Returns the indexes of requests refused
+ * for a revoked token, and the number of alerts opened.
  */
 export const commitBatch = `
-  SELECT ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[], $6::text[], $7::text[],
-    $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[]) AS refused`;
+  SELECT refused, alerts_opened FROM ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[],
+    $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[],
+    $15::int8[], $16::text[], $17::float8[], $18::float8[])`;
+
+/** Metric names some enabled rule watches: the worker sends only those readings to the alert engine. */
+export const watchedMetricNames = 'SELECT DISTINCT metric_name FROM alert_rules WHERE enabled';
 
 export const findDeviceByTokenHash = `
   SELECT id, owner_id, module FROM devices WHERE api_token_hash = $1 AND deleted_at IS NULL`;

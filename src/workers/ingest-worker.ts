@@ -87,8 +87,36 @@ function lastSeenPerDevice(p: BatchPayload) {
   return { ids, seenMs: ids.map((id) => seen.get(id)!) };
 }
 
+// The metric names enabled rules watch, re-read at most a second apart: rule changes reach every worker
+// within one second, and readings no rule names never reach the alert engine.
+const WATCHED_REFRESH_MS = 1000;
+let watched: { names: Set<string>; readAtMs: number } = { names: new Set(), readAtMs: -Infinity };
+
+async function watchedMetrics(c: pg.Client): Promise<Set<string>> {
+  if (Date.now() - watched.readAtMs >= WATCHED_REFRESH_MS) {
+    const res = await c.query<{ metric_name: string }>(q.watchedMetricNames);
+    watched = { names: new Set(res.rows.map((r) => r.metric_name)), readAtMs: Date.now() };
+  }
+  return watched.names;
+}
+
+/** The readings some rule watches, in batch order (the engine sorts by device, rule and time). */
+function alertReadings(p: BatchPayload, names: Set<string>) {
+  const out = { devices: [] as number[], metrics: [] as string[], values: [] as number[], timesMs: [] as number[] };
+  if (names.size === 0) return out;
+  const watchedIdx = p.names.map((n) => names.has(n));
+  for (let i = 0; i < p.readingCount; i++) {
+    if (!watchedIdx[p.rName[i]]) continue;
+    out.devices.push(p.rDevice[i]); out.metrics.push(p.names[p.rName[i]]); out.values.push(p.rValue[i]); out.timesMs.push(p.rTime[i]);
+  }
+  return out;
+}
+
+interface WriteResult { refused: number[]; alertsOpened: number }
+
 /** Commits the batch, or rolls back and returns the events to leave out when a token was revoked. */
-async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
+async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
+  const alerts = alertReadings(p, await watchedMetrics(c));
   const telemetry = p.readingCount > 0 ? encodeTelemetry(p) : null;
   const gps = p.gpsCount > 0 ? encodeGps(p) : null;
   const latest = latestPerKey(p);
@@ -107,14 +135,15 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
   try {
     if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
     if (gps) await copyIn(c, q.copyGps, gps);
-    const res = await c.query<{ refused: number[] }>(q.commitBatch, [
+    const res = await c.query<{ refused: number[]; alerts_opened: number }>(q.commitBatch, [
       seen.ids, seen.seenMs,
       events.device, events.token, events.timeMs, events.module, events.type, events.readings, events.skipped,
       latest.devices, latest.names, latest.values, latest.units, latest.timesMs,
+      alerts.devices, alerts.metrics, alerts.values, alerts.timesMs,
     ]);
-    const refused = res.rows[0].refused;
+    const { refused, alerts_opened: alertsOpened } = res.rows[0];
     await c.query(refused.length > 0 ? 'ROLLBACK' : 'COMMIT');
-    return refused;
+    return { refused, alertsOpened };
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;
@@ -123,8 +152,8 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<number[]> {
 
 const RETRYABLE = new Set<string>([SqlState.deadlockDetected, SqlState.serializationFailure]);
 
-/** Returns the indices of the requests left out because their token was revoked before commit. */
-export default async function ingestBatch(original: BatchPayload): Promise<{ refused: number[] }> {
+/** Returns the indices of the requests left out because their token was revoked before commit, and alerts opened. */
+export default async function ingestBatch(original: BatchPayload): Promise<{ refused: number[]; alertsOpened: number }> {
   // Maps each event of the payload being written back to its index in the batch as sent.
   let p = original;
   let toOriginal: number[] | null = null;
@@ -132,14 +161,14 @@ export default async function ingestBatch(original: BatchPayload): Promise<{ ref
   for (let attempt = 1; ; attempt++) {
     const c = await connection();
     try {
-      const revoked = await writeBatch(c, p);
-      if (revoked.length === 0) return { refused };
+      const { refused: revoked, alertsOpened } = await writeBatch(c, p);
+      if (revoked.length === 0) return { refused, alertsOpened };
       const map = toOriginal;
       for (const e of revoked) refused.push(map ? map[e] : e);
       const left = new Set(revoked);
       toOriginal = [];
       for (let e = 0; e < p.eventCount; e++) if (!left.has(e)) toOriginal.push(map ? map[e] : e);
-      if (toOriginal.length === 0) return { refused };
+      if (toOriginal.length === 0) return { refused, alertsOpened: 0 };
       p = keepRequests(p, (e) => !left.has(e));
       attempt = 0; // a revocation is not a failure: the rest of the batch gets its full retries
     } catch (err) {

@@ -1,0 +1,112 @@
+-- The alert engine's tables, its evaluation function and the default rules (seeded once, with this migration).
+
+CREATE TABLE IF NOT EXISTS alert_rules (
+  id              bigserial PRIMARY KEY,
+  owner_id        bigint REFERENCES users (id),          -- null: a global rule
+  module          text CHECK (module IN ('health', 'vehicle', 'factory', 'home_infra', 'worker', 'fleet')),
+  device_id       bigint REFERENCES devices (id),
+  metric_name     text NOT NULL,
+  operator        text NOT NULL CHECK (operator IN ('>', '>=', '<', '<=', '==', '!=')),
+  threshold       double precision NOT NULL,
+  clear_threshold double precision,                      -- null: clear when the firing condition stops holding
+  for_count       integer NOT NULL DEFAULT 1 CHECK (for_count >= 1),
+  severity        text NOT NULL DEFAULT 'warning' CHECK (severity IN ('info', 'warning', 'critical')),
+  enabled         boolean NOT NULL DEFAULT true,
+  created_at      timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS alert_rules_metric_idx ON alert_rules (metric_name) WHERE enabled;
+
+-- Consecutive firing readings per (rule, device): for_count survives restarts because it lives here.
+CREATE TABLE IF NOT EXISTS alert_rule_state (
+  rule_id     bigint NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,
+  device_id   bigint NOT NULL,
+  consecutive integer NOT NULL DEFAULT 0,
+  PRIMARY KEY (rule_id, device_id)
+);
+
+CREATE TABLE IF NOT EXISTS alerts (
+  id              bigserial PRIMARY KEY,
+  rule_id         bigint NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,
+  device_id       bigint NOT NULL,
+  metric_name     text NOT NULL,
+  value           double precision NOT NULL,
+  severity        text NOT NULL,
+  status          text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'acknowledged', 'resolved')),
+  opened_at       timestamptz NOT NULL,
+  acknowledged_at timestamptz,
+  acknowledged_by bigint REFERENCES users (id),
+  resolved_at     timestamptz
+);
+-- At most one unresolved alert per (rule, device).
+CREATE UNIQUE INDEX IF NOT EXISTS alerts_one_unresolved_idx ON alerts (rule_id, device_id) WHERE status <> 'resolved';
+CREATE INDEX IF NOT EXISTS alerts_device_idx ON alerts (device_id, opened_at DESC);
+
+CREATE OR REPLACE FUNCTION alert_compare(v double precision, op text, th double precision) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+  SELECT CASE op WHEN '>' THEN v > th WHEN '>=' THEN v >= th WHEN '<' THEN v < th
+                 WHEN '<=' THEN v <= th WHEN '==' THEN v = th WHEN '!=' THEN v <> th END
+$$;
+
+-- Evaluates readings against the enabled rules, in (device, rule, recorded_at) order, inside the caller's
+-- transaction: the devices are already locked by ingest_commit_batch, so concurrent batches never race here.
+-- A rule fires when `value <op> threshold` holds for for_count consecutive readings and opens one alert; the
+-- alert resolves when the clear condition holds: NOT (value <op> clear_threshold) when set, else NOT firing.
+-- Returns the number of alerts opened.
+CREATE OR REPLACE FUNCTION evaluate_alerts(r_device int8[], r_metric text[], r_value float8[], r_time_ms float8[])
+RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  rec record;
+  fires boolean;
+  run integer;
+  unresolved bigint;
+  opened integer := 0;
+BEGIN
+  FOR rec IN
+    SELECT r.d AS device_id, r.m AS metric, r.v AS value, to_timestamp(r.t / 1000.0) AS at, dv.module,
+           ru.id AS rule_id, ru.operator, ru.threshold, ru.clear_threshold, ru.for_count, ru.severity
+      FROM unnest(r_device, r_metric, r_value, r_time_ms) WITH ORDINALITY AS r (d, m, v, t, i)
+      JOIN devices dv ON dv.id = r.d
+      JOIN alert_rules ru ON ru.enabled AND ru.metric_name = r.m
+       AND (ru.module IS NULL OR ru.module = dv.module)
+       AND (ru.device_id IS NULL OR ru.device_id = r.d)
+       AND (ru.owner_id IS NULL OR ru.owner_id = dv.owner_id)
+     ORDER BY r.d, ru.id, r.t, r.i
+  LOOP
+    fires := alert_compare(rec.value, rec.operator, rec.threshold);
+    INSERT INTO alert_rule_state AS s (rule_id, device_id, consecutive)
+    VALUES (rec.rule_id, rec.device_id, CASE WHEN fires THEN 1 ELSE 0 END)
+    ON CONFLICT (rule_id, device_id) DO UPDATE
+       SET consecutive = CASE WHEN fires THEN s.consecutive + 1 ELSE 0 END
+    RETURNING consecutive INTO run;
+
+    SELECT id INTO unresolved FROM alerts
+     WHERE rule_id = rec.rule_id AND device_id = rec.device_id AND status <> 'resolved';
+
+    IF fires AND run >= rec.for_count AND unresolved IS NULL THEN
+      INSERT INTO alerts (rule_id, device_id, metric_name, value, severity, opened_at)
+      VALUES (rec.rule_id, rec.device_id, rec.metric, rec.value, rec.severity, rec.at);
+      INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
+      VALUES (rec.at, rec.device_id, rec.module, 'alert_opened', 0,
+              jsonb_build_object('rule_id', rec.rule_id, 'metric_name', rec.metric, 'value', rec.value, 'severity', rec.severity));
+      opened := opened + 1;
+    ELSIF unresolved IS NOT NULL AND NOT fires
+          AND NOT coalesce(alert_compare(rec.value, rec.operator, rec.clear_threshold), false) THEN
+      UPDATE alerts SET status = 'resolved', resolved_at = rec.at WHERE id = unresolved;
+      INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
+      VALUES (rec.at, rec.device_id, rec.module, 'alert_resolved', 0,
+              jsonb_build_object('rule_id', rec.rule_id, 'alert_id', unresolved, 'metric_name', rec.metric, 'value', rec.value));
+    END IF;
+  END LOOP;
+  RETURN opened;
+END
+$$;
+
+-- The default rules, global and critical.
+INSERT INTO alert_rules (metric_name, operator, threshold, severity)
+SELECT m, '==', 1, 'critical'
+  FROM unnest(ARRAY['fall_detected', 'panic_pressed', 'impact_detected', 'geofence_breach', 'fire_detected',
+                    'water_leak', 'power_failure', 'high_temperature', 'inactivity']) AS m;
+INSERT INTO alert_rules (metric_name, operator, threshold, severity) VALUES
+  ('spo2', '<', 90, 'critical'), ('heart_rate', '>', 130, 'critical'), ('heart_rate', '<', 40, 'critical'),
+  ('systolic', '>', 180, 'critical'), ('glucose', '<', 70, 'critical'), ('gas_ppm', '>', 50, 'critical'),
+  ('smoke_level', '>', 0.1, 'critical'), ('impact_g_force', '>', 4, 'critical');
