@@ -57,6 +57,7 @@ export const Errors = {
     { 'Retry-After': String(retryAfterS) }),
   invalidAccessToken: define('INVALID_ACCESS_TOKEN', 401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' }),
   resourceNotFound: define('RESOURCE_NOT_FOUND', 404, 'Not found.'),
+  alertNotOpen: (status: string) => define('ALERT_NOT_OPEN', 409, `This alert is ${status}; only an open alert can be acknowledged.`),
   badQuery: (message: string) => define('BAD_QUERY', 400, message),
   badText: define('BAD_TEXT', 400, 'A parameter holds characters that cannot be stored (a NUL byte or invalid UTF-8).'),
   requestTooLarge: (maxBytes: number) => define('REQUEST_TOO_LARGE', 413, `Request body is larger than ${maxBytes} bytes.`),

@@ -113,8 +113,9 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
 
   authed('get', '/api/mobile/devices/:id', 1, async (req, user) => {
     const device = await visibleDevice(user, req.params[0]);
-    // Alerts arrive with the alert engine; until then no device has an open alert.
-    return device ? ok({ device: { ...device, open_alerts: 0 } }) : NOT_FOUND;
+    if (!device) return NOT_FOUND;
+    const open = await pool.query<{ n: number }>(q.countUnresolvedAlerts, [device.id]);
+    return ok({ device: { ...device, open_alerts: open.rows[0].n } });
   });
 
   authed('get', '/api/mobile/devices/:id/telemetry', 1, async (req, user) => {
@@ -142,11 +143,22 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     return ok({ points: res.rows.map((r) => ({ t: r.time, lat: r.lat, lng: r.lng, altitude_m: r.altitude_m, speed_kmh: r.speed_kmh, heading_deg: r.heading_deg, accuracy_m: r.accuracy_m })) });
   });
 
-  // The alert engine is a later capability: until it lands there are no alerts to list or acknowledge.
-  authed('get', '/api/mobile/alerts', 0, async (req) => {
+  authed('get', '/api/mobile/alerts', 0, async (req, user) => {
     const status = req.query.get('status');
     if (status !== null && !['open', 'acknowledged', 'resolved'].includes(status)) return badQuery('status must be open, acknowledged or resolved.');
-    return ok({ alerts: [] });
+    const res = await pool.query(q.listVisibleAlerts, [user.id, user.role === 'admin', status]);
+    return ok({ alerts: res.rows });
   });
-  authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async () => NOT_FOUND);
+
+  authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async (req, user) => {
+    const id = parseId(req.params[0]);
+    if (id === null) return NOT_FOUND;
+    const scope = [user.id, user.role === 'admin', id];
+    const res = await pool.query(q.acknowledgeAlert, [...scope, new Date(deps.now())]);
+    if (res.rows[0]) return ok({ alert: res.rows[0] });
+    // Not acknowledged: someone else's (404), or no longer open (409, with its status).
+    const existing = await pool.query<{ status: string }>(q.findVisibleAlert, scope);
+    if (!existing.rows[0]) return NOT_FOUND;
+    return fail(Errors.alertNotOpen(existing.rows[0].status));
+  });
 }

@@ -149,3 +149,28 @@ export const markDevicesOffline = `
       FROM gone g
   )
   SELECT id, owner_id, module, last_seen_at, offline_after_s FROM gone ORDER BY id`;
+
+/** Alerts of the devices a user may see ($2 true: an admin sees all), optionally by status, newest first. */
+export const listVisibleAlerts = `
+  SELECT a.id, a.rule_id, a.device_id, d.name AS device_name, a.metric_name, a.value, a.severity, a.status,
+         a.opened_at, a.acknowledged_at, a.acknowledged_by, a.resolved_at
+    FROM alerts a JOIN devices d ON d.id = a.device_id
+   WHERE d.deleted_at IS NULL AND ($2 OR d.owner_id = $1) AND ($3::text IS NULL OR a.status = $3)
+   ORDER BY a.opened_at DESC, a.id DESC
+   LIMIT 500`;
+
+/** Acknowledges an open alert of a device the user may see; returns nothing for anyone else's. */
+export const acknowledgeAlert = `
+  UPDATE alerts a SET status = 'acknowledged', acknowledged_at = $4, acknowledged_by = $1
+    FROM devices d
+   WHERE a.id = $3 AND d.id = a.device_id AND d.deleted_at IS NULL AND ($2 OR d.owner_id = $1)
+     AND a.status = 'open'
+  RETURNING a.id, a.rule_id, a.device_id, a.metric_name, a.value, a.severity, a.status, a.opened_at,
+            a.acknowledged_at, a.acknowledged_by, a.resolved_at`;
+
+/** An alert of a device the user may see, whatever its status. */
+export const findVisibleAlert = `
+  SELECT a.id, a.status FROM alerts a JOIN devices d ON d.id = a.device_id
+   WHERE a.id = $3 AND d.deleted_at IS NULL AND ($2 OR d.owner_id = $1)`;
+
+export const countUnresolvedAlerts = `SELECT count(*)::int AS n FROM alerts WHERE device_id = $1 AND status <> 'resolved'`;
