@@ -21,6 +21,7 @@ CREATE TABLE IF NOT EXISTS alert_rule_state (
   rule_id     bigint NOT NULL REFERENCES alert_rules (id) ON DELETE CASCADE,
   device_id   bigint NOT NULL,
   consecutive integer NOT NULL DEFAULT 0,
+  last_at     timestamptz,              -- recorded_at of the newest reading evaluated: older ones are skipped
   PRIMARY KEY (rule_id, device_id)
 );
 
@@ -48,7 +49,8 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 -- Evaluates readings against the enabled rules, in (device, rule, recorded_at) order, inside the caller's
--- transaction: the devices are already locked by ingest_commit_batch, so concurrent batches never race here.
+-- transaction (the devices are already locked by ingest_commit_batch, so concurrent batches never race here),
+-- skipping readings older than the newest one already evaluated for that (rule, device).
 -- A rule fires when `value <op> threshold` holds for for_count consecutive readings and opens one alert; the
 -- alert resolves when the clear condition holds: NOT (value <op> clear_threshold) when set, else NOT firing.
 -- Returns the number of alerts opened.
@@ -73,11 +75,15 @@ BEGIN
      ORDER BY r.d, ru.id, r.t, r.i
   LOOP
     fires := alert_compare(rec.value, rec.operator, rec.threshold);
-    INSERT INTO alert_rule_state AS s (rule_id, device_id, consecutive)
-    VALUES (rec.rule_id, rec.device_id, CASE WHEN fires THEN 1 ELSE 0 END)
+    -- A reading older than one already evaluated (a late request) must not reopen or resolve out of order.
+    run := NULL;
+    INSERT INTO alert_rule_state AS s (rule_id, device_id, consecutive, last_at)
+    VALUES (rec.rule_id, rec.device_id, CASE WHEN fires THEN 1 ELSE 0 END, rec.at)
     ON CONFLICT (rule_id, device_id) DO UPDATE
-       SET consecutive = CASE WHEN fires THEN s.consecutive + 1 ELSE 0 END
+       SET consecutive = CASE WHEN fires THEN s.consecutive + 1 ELSE 0 END, last_at = EXCLUDED.last_at
+     WHERE s.last_at IS NULL OR s.last_at <= EXCLUDED.last_at
     RETURNING consecutive INTO run;
+    CONTINUE WHEN run IS NULL;
 
     SELECT id INTO unresolved FROM alerts
      WHERE rule_id = rec.rule_id AND device_id = rec.device_id AND status <> 'resolved';
