@@ -59,6 +59,11 @@ export const Errors = {
   resourceNotFound: define('RESOURCE_NOT_FOUND', 404, 'Not found.'),
   alertNotOpen: (status: string) => define('ALERT_NOT_OPEN', 409, `This alert is ${status}; only an open alert can be acknowledged.`),
   badQuery: (message: string) => define('BAD_QUERY', 400, message),
+  // Alert rules in the mobile API (src/mobile/rule-routes.ts); the messages come from src/alerts/rules.ts.
+  badRule: (message: string) => define('BAD_RULE', 400, message),
+  ruleForbidden: (message: string) => define('RULE_FORBIDDEN', 403, message),
+  ruleDeviceNotFound: (message: string) => define('DEVICE_NOT_FOUND', 404, message),
+  ruleLimitReached: (message: string) => define('RULE_LIMIT_REACHED', 409, message),
   badText: define('BAD_TEXT', 400, 'A parameter holds characters that cannot be stored (a NUL byte or invalid UTF-8).'),
   requestTooLarge: (maxBytes: number) => define('REQUEST_TOO_LARGE', 413, `Request body is larger than ${maxBytes} bytes.`),
   serviceUnavailable: define('SERVICE_UNAVAILABLE', 503, 'Service temporarily unavailable; retry shortly.', { 'Retry-After': '2' }),

@@ -10,6 +10,7 @@ import { assertPortFree } from './http/port-guard.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
+import { registerRuleRoutes } from './mobile/rule-routes.js';
 import { Sessions } from './auth/sessions.js';
 import { registerWebRoutes } from './web/routes.js';
 import { createResponder } from './http/respond.js';
@@ -104,6 +105,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now),
     throttle: loginThrottle,
   });
+  registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now) });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
     sessions: new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now),

@@ -1,6 +1,9 @@
 export class CliUsageError extends Error {}
 
-/** Parses `--name value` pairs; every flag takes a value. */
+/** Flags that may stand alone, meaning "true" (`rule:create ... --disabled`). */
+const SWITCHES = new Set(['disabled']);
+
+/** Parses `--name value` pairs; every flag takes a value, except that a switch alone means "true". */
 export function parseFlags(argv: string[]): Record<string, string> {
   const flags: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
@@ -9,6 +12,7 @@ export function parseFlags(argv: string[]): Record<string, string> {
     const eq = a.indexOf('=');
     if (eq > 0) { flags[a.slice(2, eq)] = a.slice(eq + 1); continue; }
     const v = argv[i + 1];
+    if ((v === undefined || v.startsWith('--')) && SWITCHES.has(a.slice(2))) { flags[a.slice(2)] = 'true'; continue; }
     if (v === undefined || v.startsWith('--')) throw new CliUsageError(`Flag ${a} needs a value.`);
     flags[a.slice(2)] = v;
     i++;

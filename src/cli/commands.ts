@@ -6,6 +6,7 @@ import type { Pool } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
 import * as q from '../store/queries.js';
 import { CliUsageError, parseFlags, positiveInt, progress, required } from './args.js';
+import { RULE_COMMANDS } from './rule-commands.js';
 
 type Command = (pool: Pool, flags: Record<string, string>) => Promise<unknown>;
 
@@ -80,6 +81,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
       return { created: count, module, out };
     },
   },
+  ...RULE_COMMANDS,
 };
 
 export function usage(): string {

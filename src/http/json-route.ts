@@ -12,7 +12,7 @@ export interface JsonRequest {
   query: URLSearchParams;
   authorization: string;
   ip: string;
-  /** Parsed JSON body of a POST; undefined when there is none or it is not JSON. */
+  /** Parsed JSON body of a POST or PUT; undefined when there is none or it is not JSON. */
   body: unknown;
 }
 
@@ -30,7 +30,7 @@ const UNAVAILABLE: Reply = {
  * Registers a JSON route on uWS: copies what the handler needs synchronously, reads a small body for POST,
  * and answers the handler's reply. An unexpected failure (the database down) answers 503, never a 500.
  */
-export function jsonRoute(app: TemplatedApp, respond: Responder, log: Logger, trustProxy: boolean, method: 'get' | 'post', pattern: string, paramCount: number, handler: JsonHandler): void {
+export function jsonRoute(app: TemplatedApp, respond: Responder, log: Logger, trustProxy: boolean, method: 'get' | 'post' | 'put' | 'del', pattern: string, paramCount: number, handler: JsonHandler): void {
   app[method](pattern, (res: HttpResponse, req: HttpRequest) => {
     const params = Array.from({ length: paramCount }, (_, i) => req.getParameter(i) ?? '');
     const query = new URLSearchParams(req.getQuery() ?? '');
@@ -41,7 +41,7 @@ export function jsonRoute(app: TemplatedApp, respond: Responder, log: Logger, tr
     const answer = (reply: Reply) => {
       if (!aborted) respond.send(res, reply.status, JSON.stringify(reply.body), 'application/json', reply.headers);
     };
-    const body = method === 'post' ? readBody(res, MAX_JSON_BODY_BYTES) : Promise.resolve(null);
+    const body = method === 'post' || method === 'put' ? readBody(res, MAX_JSON_BODY_BYTES) : Promise.resolve(null);
     void body.then((b) => {
       if (b && !b.ok) return answer({ status: 413, body: { status: 'error', error: Errors.requestTooLarge(MAX_JSON_BODY_BYTES).message } });
       let parsed: unknown;

@@ -174,3 +174,60 @@ export const findVisibleAlert = `
    WHERE a.id = $3 AND d.deleted_at IS NULL AND ($2 OR d.owner_id = $1)`;
 
 export const countUnresolvedAlerts = `SELECT count(*)::int AS n FROM alerts WHERE device_id = $1 AND status <> 'resolved'`;
+
+// Alert rules (src/alerts/rules.ts). Every rule is printed and served with its owner's email, never more of the user.
+const RULE_COLUMNS = `r.id, r.owner_id, u.email AS owner, r.module, r.device_id, r.metric_name, r.operator, r.threshold,
+  r.clear_threshold, r.for_count, r.severity, r.enabled, r.created_at`;
+
+/** $1 all, $2 owner: every rule ($1 true), or those of one owner ($2 null: the global rules), oldest first. */
+export const listRulesByOwner = `
+  SELECT ${RULE_COLUMNS} FROM alert_rules r LEFT JOIN users u ON u.id = r.owner_id
+   WHERE $1 OR r.owner_id IS NOT DISTINCT FROM $2::int8
+   ORDER BY r.id`;
+
+/**
+ * Rules a user may see ($2 true: an admin sees all): their own, and the global ones not narrowed to another
+ * user's device. $3 one rule id, or null for all.
+ */
+export const listVisibleRules = `
+  SELECT ${RULE_COLUMNS} FROM alert_rules r LEFT JOIN users u ON u.id = r.owner_id
+   WHERE ($2 OR r.owner_id = $1
+          OR (r.owner_id IS NULL AND (r.device_id IS NULL
+              OR EXISTS (SELECT 1 FROM devices d WHERE d.id = r.device_id AND d.owner_id = $1 AND d.deleted_at IS NULL))))
+     AND ($3::int8 IS NULL OR r.id = $3)
+   ORDER BY r.id`;
+
+// NO KEY UPDATE leaves the ingest workers' FOR KEY SHARE (their alert and state rows' foreign keys) unblocked.
+const LOCK_RULE = `
+  SELECT r.id, r.owner_id, r.module, r.device_id, r.metric_name, r.operator, r.threshold, r.clear_threshold,
+         r.for_count, r.severity, r.enabled,
+         (SELECT d.owner_id FROM devices d WHERE d.id = r.device_id AND d.deleted_at IS NULL) AS device_owner_id
+    FROM alert_rules r WHERE r.id = $1`;
+export const lockRuleForUpdate = `${LOCK_RULE} FOR NO KEY UPDATE OF r`;
+export const lockRuleForDelete = `${LOCK_RULE} FOR UPDATE OF r`;
+
+/** A device by id, deleted or not, for checking a rule's device_id. */
+export const findDeviceForRule = `SELECT id, owner_id, module, deleted_at IS NOT NULL AS deleted FROM devices WHERE id = $1`;
+export const userExists = `SELECT EXISTS (SELECT 1 FROM users WHERE id = $1) AS found`;
+export const countRulesOfOwner = `SELECT count(*)::int AS n FROM alert_rules WHERE owner_id = $1`;
+
+/** $1..$10: owner_id, module, device_id, metric_name, operator, threshold, clear_threshold, for_count, severity, enabled. */
+export const insertRule = `
+  WITH r AS (
+    INSERT INTO alert_rules (owner_id, module, device_id, metric_name, operator, threshold, clear_threshold, for_count, severity, enabled)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *)
+  SELECT ${RULE_COLUMNS} FROM r LEFT JOIN users u ON u.id = r.owner_id`;
+
+/** $1 id, then the ten columns in insertRule's order. */
+export const updateRule = `
+  WITH r AS (
+    UPDATE alert_rules SET owner_id = $2, module = $3, device_id = $4, metric_name = $5, operator = $6, threshold = $7,
+           clear_threshold = $8, for_count = $9, severity = $10, enabled = $11
+     WHERE id = $1 RETURNING *)
+  SELECT ${RULE_COLUMNS} FROM r LEFT JOIN users u ON u.id = r.owner_id`;
+
+/** A changed rule counts its for_count run afresh (the rest of its per-device state stays). */
+export const resetRuleState = `UPDATE alert_rule_state SET consecutive = 0 WHERE rule_id = $1 AND consecutive <> 0`;
+/** Deleting a rule deletes its alerts (counted here) and, by ON DELETE CASCADE, its for_count state. */
+export const deleteRuleAlerts = `DELETE FROM alerts WHERE rule_id = $1`;
+export const deleteRule = `DELETE FROM alert_rules WHERE id = $1`;
