@@ -73,6 +73,7 @@ BEGIN
        AND (ru.device_id IS NULL OR ru.device_id = r.d)
        AND (ru.owner_id IS NULL OR ru.owner_id = dv.owner_id)
      ORDER BY r.d, ru.id, r.t, r.i
+       FOR KEY SHARE OF ru  -- a rule deleted meanwhile is skipped, and a delete waits for this batch
   LOOP
     fires := alert_compare(rec.value, rec.operator, rec.threshold);
     -- A reading older than one already evaluated (a late request) must not reopen or resolve out of order.
