@@ -46,6 +46,8 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const log = options.logger ?? createLogger(config.logLevel);
   const now = options.now ?? Date.now;
   const uws = loadUws();
+  // Fail before starting anything (the embedded database above all) when the port is taken.
+  await assertPortFree(config.host, config.port);
 
   const embedded = config.databaseUrl ? null : await openEmbeddedDatabase(config.dataDir, config.embeddedPgPort, (m) => log.info(m));
   const databaseUrl = config.databaseUrl ?? embedded!.url;
@@ -100,12 +102,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   // One throttle for the mobile and the browser login: failures through either count together.
   const loginThrottle = new LoginThrottle(undefined, now);
-  registerMobileRoutes(app, {
-    pool, respond, log, now, trustProxy: config.trustProxy,
-    tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now),
-    throttle: loginThrottle,
-  });
-  registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: new MobileTokens(pool, config.mobileTokenTtlDays, now) });
+  const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
+  registerMobileRoutes(app, { pool, respond, log, now, trustProxy: config.trustProxy, tokens: mobileTokens, throttle: loginThrottle });
+  registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
     sessions: new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now),
@@ -131,7 +130,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
     },
   });
 
-  await assertPortFree(config.host, config.port);
   const listenSocket = await new Promise<us_listen_socket>((resolve, reject) => {
     app.listen(config.host, config.port, (socket) => (socket ? resolve(socket) : reject(new Error(`cannot listen on ${config.host}:${config.port}`))));
   });
@@ -148,6 +146,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const close = () => {
     closing ??= (async () => {
       stopping = true;
+      clearInterval(maintenance);
       await sweeper.stop();
       // Stop accepting connections, then commit and answer everything already accepted.
       uws.us_listen_socket_close(listenSocket);
