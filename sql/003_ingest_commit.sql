@@ -7,16 +7,17 @@
 --   4. latest value per (device, metric), rows sorted by the caller, never older over newer;
 --   5. devices online, last_seen_at moved forward only;
 --   6. the alert engine (evaluate_alerts, sql/005) on the readings whose metric some enabled rule names.
--- Returns the 0-based indexes of the refused requests (empty when everything was written) and the alerts opened.
+-- Returns the 0-based indexes of the refused requests (empty when everything was written) and the alerts opened
+-- and resolved (a JSON array, for live delivery).
 CREATE OR REPLACE FUNCTION ingest_commit_batch(
   seen_ids int8[], seen_ms float8[],
   ev_device int8[], ev_token text[], ev_time_ms float8[], ev_module text[], ev_type text[], ev_readings int4[], ev_skipped int4[],
   lt_device int8[], lt_name text[], lt_value float8[], lt_unit text[], lt_time_ms float8[],
   al_device int8[], al_metric text[], al_value float8[], al_time_ms float8[],
-  OUT refused int4[], OUT alerts_opened int4
+  OUT refused int4[], OUT alert_changes jsonb
 ) LANGUAGE plpgsql AS $$
 BEGIN
-  alerts_opened := 0;
+  alert_changes := '[]'::jsonb;
   PERFORM 1 FROM devices WHERE id = ANY (seen_ids) ORDER BY id FOR UPDATE;
 
   SELECT coalesce(array_agg((e.i - 1)::int4 ORDER BY e.i), '{}') INTO refused
@@ -49,7 +50,7 @@ BEGIN
    WHERE d.id = s.id;
 
   IF cardinality(al_device) > 0 THEN
-    alerts_opened := evaluate_alerts(al_device, al_metric, al_value, al_time_ms);
+    alert_changes := evaluate_alerts(al_device, al_metric, al_value, al_time_ms);
   END IF;
 END
 $$;

@@ -53,18 +53,19 @@ $$;
 -- skipping readings older than the newest one already evaluated for that (rule, device).
 -- A rule fires when `value <op> threshold` holds for for_count consecutive readings and opens one alert; the
 -- alert resolves when the clear condition holds: NOT (value <op> clear_threshold) when set, else NOT firing.
--- Returns the number of alerts opened.
+-- Returns the alerts opened and resolved, as a JSON array for live delivery.
 CREATE OR REPLACE FUNCTION evaluate_alerts(r_device int8[], r_metric text[], r_value float8[], r_time_ms float8[])
-RETURNS integer LANGUAGE plpgsql AS $$
+RETURNS jsonb LANGUAGE plpgsql AS $$
 DECLARE
   rec record;
   fires boolean;
   run integer;
   unresolved bigint;
-  opened integer := 0;
+  new_id bigint;
+  changes jsonb := '[]'::jsonb;
 BEGIN
   FOR rec IN
-    SELECT r.d AS device_id, r.m AS metric, r.v AS value, to_timestamp(r.t / 1000.0) AS at, dv.module,
+    SELECT r.d AS device_id, r.m AS metric, r.v AS value, to_timestamp(r.t / 1000.0) AS at, dv.module, dv.owner_id,
            ru.id AS rule_id, ru.operator, ru.threshold, ru.clear_threshold, ru.for_count, ru.severity
       FROM unnest(r_device, r_metric, r_value, r_time_ms) WITH ORDINALITY AS r (d, m, v, t, i)
       JOIN devices dv ON dv.id = r.d
@@ -91,20 +92,24 @@ BEGIN
 
     IF fires AND run >= rec.for_count AND unresolved IS NULL THEN
       INSERT INTO alerts (rule_id, device_id, metric_name, value, severity, opened_at)
-      VALUES (rec.rule_id, rec.device_id, rec.metric, rec.value, rec.severity, rec.at);
+      VALUES (rec.rule_id, rec.device_id, rec.metric, rec.value, rec.severity, rec.at) RETURNING id INTO new_id;
       INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
       VALUES (rec.at, rec.device_id, rec.module, 'alert_opened', 0,
               jsonb_build_object('rule_id', rec.rule_id, 'metric_name', rec.metric, 'value', rec.value, 'severity', rec.severity));
-      opened := opened + 1;
+      changes := changes || jsonb_build_object('type', 'alert_opened', 'alert_id', new_id, 'rule_id', rec.rule_id,
+        'device_id', rec.device_id, 'owner_id', rec.owner_id, 'metric_name', rec.metric, 'value', rec.value,
+        'severity', rec.severity, 'at', rec.at);
     ELSIF unresolved IS NOT NULL AND NOT fires
           AND NOT coalesce(alert_compare(rec.value, rec.operator, rec.clear_threshold), false) THEN
       UPDATE alerts SET status = 'resolved', resolved_at = rec.at WHERE id = unresolved;
+      changes := changes || jsonb_build_object('type', 'alert_resolved', 'alert_id', unresolved, 'rule_id', rec.rule_id,
+        'device_id', rec.device_id, 'owner_id', rec.owner_id, 'metric_name', rec.metric, 'value', rec.value, 'at', rec.at);
       INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
       VALUES (rec.at, rec.device_id, rec.module, 'alert_resolved', 0,
               jsonb_build_object('rule_id', rec.rule_id, 'alert_id', unresolved, 'metric_name', rec.metric, 'value', rec.value));
     END IF;
   END LOOP;
-  RETURN opened;
+  RETURN changes;
 END
 $$;
 

@@ -10,6 +10,7 @@ import { assertPortFree } from './http/port-guard.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
+import { registerLiveRoute, type LiveHub } from './live/hub.js';
 import { registerRuleRoutes } from './mobile/rule-routes.js';
 import { Sessions } from './auth/sessions.js';
 import { registerWebRoutes } from './web/routes.js';
@@ -74,6 +75,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
 
   const workers = createIngestPool(databaseUrl, config.ingestWorkers);
   let batcher: Batcher | null = null;
+  let live: LiveHub | null = null;
   const metrics = createMetrics({ queueDepth: () => batcher?.queueDepth ?? 0 });
   batcher = new Batcher(
     { maxRows: config.batchMaxRows, maxWaitMs: config.batchMaxWaitMs, maxQueueRows: config.queueMaxRows, maxInFlight: workers.threads },
@@ -83,7 +85,10 @@ export async function startService(config: Config, options: ServiceOptions = {})
       metrics.flushSeconds.observe(stats.latencyMs / 1000);
       if (stats.ok) {
         metrics.readings.inc(stats.readings);
-        if (stats.alertsOpened) metrics.alertsOpened.inc(stats.alertsOpened);
+        for (const change of stats.alertChanges ?? []) {
+          if (change.type === 'alert_opened') metrics.alertsOpened.inc();
+          live?.alertChanged(change);
+        }
       } else {
         metrics.dbErrors.labels('batch').inc();
         log.error({ err: stats.error, rows: stats.rows, requests: stats.requests }, 'ingest batch failed; its requests were answered 503');
@@ -94,20 +99,24 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const tls = config.tlsKeyFile !== null;
   const app = tls ? uws.SSLApp({ key_file_name: config.tlsKeyFile!, cert_file_name: config.tlsCertFile! }) : uws.App();
   const respond = createResponder(tls);
+  const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
+  const sessions = new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now);
+  const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure });
+  live = liveHub;
   registerIngestRoutes(app, {
     tokens, batcher, respond, metrics, now,
+    onCommitted: (device, seenAtMs, body) => liveHub.deviceSeen(device.id, device.ownerId, seenAtMs, body),
     rateLimiter: new DeviceRateLimiter(config.deviceRateLimit),
     limits: { maxBodyBytes: config.maxBodyBytes, maxReadingsPerRequest: config.maxReadingsPerRequest },
     onDatabaseError: (err) => { metrics.dbErrors.labels('token_lookup').inc(); log.error({ err }, 'device token look-up failed'); },
   });
   // One throttle for the mobile and the browser login: failures through either count together.
   const loginThrottle = new LoginThrottle(undefined, now);
-  const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
   registerMobileRoutes(app, { pool, respond, log, now, trustProxy: config.trustProxy, tokens: mobileTokens, throttle: loginThrottle });
   registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
-    sessions: new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now),
+    sessions,
   });
   let stopping = false;
   registerOpsRoutes(app, {
@@ -139,6 +148,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const sweeper = new OfflineSweeper(pool, {
     offlineAfterS: config.offlineAfterS, intervalMs: config.sweepIntervalMs, now, log,
     onError: () => metrics.dbErrors.labels('sweeper').inc(),
+    onOffline: (devices, atMs) => { for (const d of devices) liveHub.deviceOffline(d.id, d.ownerId, atMs); },
   });
   sweeper.start();
 

@@ -18,6 +18,8 @@ export interface IngestRouteDeps {
   limits: { maxBodyBytes: number; maxReadingsPerRequest: number };
   now: () => number;
   onDatabaseError: (err: Error) => void;
+  /** After a request's batch committed: for live delivery. */
+  onCommitted?: (device: DeviceIdentity, seenAtMs: number, body: NormalisedBody | null) => void;
 }
 
 type Route = 'telemetry' | 'heartbeat';
@@ -94,6 +96,7 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
     const admitted = deps.batcher.offer(device.id, moduleIndex(device.module), route === 'telemetry' ? TELEMETRY : HEARTBEAT, nowMs, body, tokenHash, (err) => {
       if (err) return fail(err === TOKEN_REVOKED ? Errors.invalidDeviceToken : Errors.databaseUnavailable);
       count(route, 200);
+      deps.onCommitted?.(device, nowMs, body);
       if (state.aborted) return;
       const answer = route === 'telemetry'
         ? `{"ok":true,"status":"ok","inserted":${inserted},"skipped":${skipped},"device_id":${device.id}}`

@@ -9,7 +9,13 @@ export interface BatcherOptions {
 }
 
 /** What a worker reports of a committed batch: the requests it left out because their token was revoked. */
-export interface BatchOutcome { refused?: number[]; alertsOpened?: number }
+/** An alert opened or resolved by a batch, as ingest_commit_batch reports it (for live delivery). */
+export interface AlertChange {
+  type: 'alert_opened' | 'alert_resolved';
+  alert_id: number; rule_id: number; device_id: number; owner_id: number;
+  metric_name: string; value: number; severity?: string; at: string;
+}
+export interface BatchOutcome { refused?: number[]; alertChanges?: AlertChange[] }
 export type RunBatch = (payload: BatchPayload, transferList: ArrayBuffer[]) => Promise<BatchOutcome | undefined>;
 
 /** The error a request settles with when its device token was rotated or deleted before its batch committed. */
@@ -17,7 +23,7 @@ export const TOKEN_REVOKED = new Error('device token revoked before commit');
 /** Called once per request: ok after its batch committed, or with the reason it did not. */
 export type Settle = (err: Error | null) => void;
 
-export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean; error?: Error; alertsOpened?: number }
+export interface BatchStats { rows: number; readings: number; requests: number; latencyMs: number; ok: boolean; error?: Error; alertChanges?: AlertChange[] }
 
 /**
  * Gathers rows from many requests into batches, flushed by size or by time. While every worker is busy
@@ -91,7 +97,7 @@ export class Batcher {
     const refused = outcome.refused ?? [];
     this.inFlight--;
     this.queuedRows -= rows;
-    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null, error: err ?? undefined, alertsOpened: outcome.alertsOpened ?? 0 });
+    this.onBatch({ rows, readings, requests: settles.length, latencyMs: performance.now() - started, ok: err === null, error: err ?? undefined, alertChanges: outcome.alertChanges ?? [] });
     const refusedSet = new Set(refused);
     for (let i = 0; i < settles.length; i++) {
       // One request's answer failing (a closed socket, say) must not keep the others waiting.

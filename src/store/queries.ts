@@ -12,7 +12,7 @@ export const copyGps =
  * for a revoked token, and the number of alerts opened.
  */
 export const commitBatch = `
-  SELECT refused, alerts_opened FROM ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[],
+  SELECT refused, alert_changes FROM ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[],
     $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[],
     $15::int8[], $16::text[], $17::float8[], $18::float8[])`;
 

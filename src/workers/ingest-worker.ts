@@ -6,6 +6,7 @@ import { workerData } from 'node:worker_threads';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { GPS_STRIDE, keepRequests, type BatchPayload } from '../ingest/batch-format.js';
+import type { AlertChange, BatchOutcome } from '../ingest/batcher.js';
 import { EVENT_TYPES, MODULES } from '../ingest/modules.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { SqlState, sqlState, STATEMENT_TIMEOUT_MS } from '../store/db.js';
@@ -112,7 +113,7 @@ function alertReadings(p: BatchPayload, names: Set<string>) {
   return out;
 }
 
-interface WriteResult { refused: number[]; alertsOpened: number }
+interface WriteResult { refused: number[]; alertChanges: AlertChange[] }
 
 /** Commits the batch, or rolls back and returns the events to leave out when a token was revoked. */
 async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
@@ -135,15 +136,15 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
   try {
     if (telemetry) await copyIn(c, q.copyTelemetry, telemetry);
     if (gps) await copyIn(c, q.copyGps, gps);
-    const res = await c.query<{ refused: number[]; alerts_opened: number }>(q.commitBatch, [
+    const res = await c.query<{ refused: number[]; alert_changes: AlertChange[] }>(q.commitBatch, [
       seen.ids, seen.seenMs,
       events.device, events.token, events.timeMs, events.module, events.type, events.readings, events.skipped,
       latest.devices, latest.names, latest.values, latest.units, latest.timesMs,
       alerts.devices, alerts.metrics, alerts.values, alerts.timesMs,
     ]);
-    const { refused, alerts_opened: alertsOpened } = res.rows[0];
+    const { refused, alert_changes: alertChanges } = res.rows[0];
     await c.query(refused.length > 0 ? 'ROLLBACK' : 'COMMIT');
-    return { refused, alertsOpened };
+    return { refused, alertChanges };
   } catch (err) {
     await c.query('ROLLBACK').catch(() => {});
     throw err;
@@ -152,8 +153,8 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
 
 const RETRYABLE = new Set<string>([SqlState.deadlockDetected, SqlState.serializationFailure]);
 
-/** Returns the indices of the requests left out because their token was revoked before commit, and alerts opened. */
-export default async function ingestBatch(original: BatchPayload): Promise<{ refused: number[]; alertsOpened: number }> {
+/** Returns the indices of the requests left out because their token was revoked before commit, and alert changes. */
+export default async function ingestBatch(original: BatchPayload): Promise<BatchOutcome> {
   // Maps each event of the payload being written back to its index in the batch as sent.
   let p = original;
   let toOriginal: number[] | null = null;
@@ -161,14 +162,14 @@ export default async function ingestBatch(original: BatchPayload): Promise<{ ref
   for (let attempt = 1; ; attempt++) {
     const c = await connection();
     try {
-      const { refused: revoked, alertsOpened } = await writeBatch(c, p);
-      if (revoked.length === 0) return { refused, alertsOpened };
+      const { refused: revoked, alertChanges } = await writeBatch(c, p);
+      if (revoked.length === 0) return { refused, alertChanges };
       const map = toOriginal;
       for (const e of revoked) refused.push(map ? map[e] : e);
       const left = new Set(revoked);
       toOriginal = [];
       for (let e = 0; e < p.eventCount; e++) if (!left.has(e)) toOriginal.push(map ? map[e] : e);
-      if (toOriginal.length === 0) return { refused, alertsOpened: 0 };
+      if (toOriginal.length === 0) return { refused, alertChanges: [] };
       p = keepRequests(p, (e) => !left.has(e));
       attempt = 0; // a revocation is not a failure: the rest of the batch gets its full retries
     } catch (err) {

@@ -1,0 +1,111 @@
+import { isSameOrigin } from '../auth/csrf.js';
+import type { MobileTokens } from '../auth/mobile-tokens.js';
+import type { Sessions } from '../auth/sessions.js';
+import type { User } from '../auth/users.js';
+import type { AlertChange } from '../ingest/batcher.js';
+import type { NormalisedBody } from '../ingest/normalise.js';
+import type { Logger } from '../observability/logger.js';
+import { cookieNames, parseCookies } from '../web/cookies.js';
+import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+
+export interface LiveDeps {
+  mobileTokens: MobileTokens;
+  sessions: Sessions;
+  log: Logger;
+  tls: boolean;
+  cookieSecure: boolean;
+}
+
+interface Client { user: User }
+
+// Topics: every device's messages go to its owner's topic and to the admins' topic; a client subscribes to
+// the one its account may see, so it never receives another user's devices.
+const ownerTopic = (ownerId: number) => `owner/${ownerId}`;
+const ADMIN_TOPIC = 'admin';
+
+export interface LiveHub {
+  /** After an ingest or heartbeat committed: the device is online with these latest values. */
+  deviceSeen(deviceId: number, ownerId: number, seenAtMs: number, body: NormalisedBody | null): void;
+  deviceOffline(deviceId: number, ownerId: number, atMs: number): void;
+  alertChanged(change: AlertChange): void;
+}
+
+/**
+ * GET /api/live: a WebSocket (uWS) pushing device status, latest values and opened or resolved alerts of the
+ * devices the client may see. Browsers authenticate with the session cookie (and a same-origin Origin);
+ * the mobile app with `Authorization: Bearer <access token>`.
+ */
+export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
+  const secure = deps.tls || deps.cookieSecure;
+  const sessionCookie = cookieNames(secure).session;
+  const schemes = deps.tls ? ['https'] : deps.cookieSecure ? ['http', 'https'] : ['http'];
+
+  const authenticate = async (authorization: string, cookie: string, origin: { origin: string; secFetchSite: string; host: string }): Promise<User | null> => {
+    if (authorization) return (await deps.mobileTokens.authenticate(authorization))?.user ?? null;
+    if (!isSameOrigin(origin, schemes)) return null;
+    return (await deps.sessions.authenticate(parseCookies(cookie).get(sessionCookie)))?.user ?? null;
+  };
+
+  app.ws<Client>('/api/live', {
+    idleTimeout: 120,
+    maxBackpressure: 1024 * 1024,
+    upgrade: (res: HttpResponse, req: HttpRequest, context) => {
+      // Copy everything before the first await: the request object dies when this handler returns.
+      const key = req.getHeader('sec-websocket-key');
+      const protocol = req.getHeader('sec-websocket-protocol');
+      const extensions = req.getHeader('sec-websocket-extensions');
+      const authorization = req.getHeader('authorization');
+      const cookie = req.getHeader('cookie');
+      const origin = { origin: req.getHeader('origin'), secFetchSite: req.getHeader('sec-fetch-site'), host: req.getHeader('host') };
+      let aborted = false;
+      res.onAborted(() => { aborted = true; });
+      authenticate(authorization, cookie, origin).then((user) => {
+        if (aborted) return;
+        res.cork(() => {
+          if (!user) { res.writeStatus('401 Unauthorized').end('{"error":"Log in first: session cookie or Authorization: Bearer <access token>."}', true); return; }
+          res.upgrade<Client>({ user }, key, protocol, extensions, context);
+        });
+      }, (err: unknown) => {
+        deps.log.error({ err }, 'live upgrade failed');
+        if (!aborted) res.cork(() => res.writeStatus('503 Service Unavailable').end('', true));
+      });
+    },
+    open: (ws) => {
+      const { user } = ws.getUserData();
+      ws.subscribe(user.role === 'admin' ? ADMIN_TOPIC : ownerTopic(user.id));
+      ws.send(JSON.stringify({ type: 'hello', user: { id: user.id, email: user.email, role: user.role } }));
+    },
+    message: () => { /* the stream is one-way: client messages are ignored */ },
+  });
+
+  const publish = (ownerId: number, message: () => string) => {
+    const topic = ownerTopic(ownerId);
+    // Nothing is serialised when nobody listens: ingest pays for live delivery only while someone watches.
+    if (app.numSubscribers(topic) === 0 && app.numSubscribers(ADMIN_TOPIC) === 0) return;
+    const text = message();
+    app.publish(topic, text);
+    app.publish(ADMIN_TOPIC, text);
+  };
+
+  return {
+    deviceSeen(deviceId, ownerId, seenAtMs, body) {
+      publish(ownerId, () => {
+        const latest: Record<string, { value: number; unit: string | null; recorded_at: string }> = {};
+        if (body) body.names.forEach((name, i) => {
+          const prev = latest[name];
+          if (!prev || Date.parse(prev.recorded_at) <= body.times[i]) {
+            latest[name] = { value: body.values[i], unit: body.units[i], recorded_at: new Date(body.times[i]).toISOString() };
+          }
+        });
+        return JSON.stringify({ type: 'device', device_id: deviceId, status: 'online', last_seen_at: new Date(seenAtMs).toISOString(), latest });
+      });
+    },
+    deviceOffline(deviceId, ownerId, atMs) {
+      publish(ownerId, () => JSON.stringify({ type: 'device', device_id: deviceId, status: 'offline', at: new Date(atMs).toISOString() }));
+    },
+    alertChanged(change) {
+      const { owner_id: ownerId, ...alert } = change;
+      publish(ownerId, () => JSON.stringify({ ...alert, type: change.type }));
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { createUser } from '../dist/src/auth/users.js';
+import { createDevice } from '../dist/src/auth/device-registry.js';
+import { startTestService, type TestService } from './support/service.js';
+import { logIn } from './support/web-client.js';
+
+// A client of /api/live that records every message it receives.
+function connect(url: string, headers: Record<string, string>): Promise<{ ws: WebSocket; messages: any[] }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers });
+    const messages: any[] = [];
+    ws.on('message', (data) => messages.push(JSON.parse(String(data))));
+    ws.once('open', () => resolve({ ws, messages }));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
+    ws.once('error', reject);
+  });
+}
+
+const until = async (check: () => boolean, ms = 3000) => {
+  const started = Date.now();
+  while (!check()) {
+    if (Date.now() - started > ms) throw new Error('timed out waiting for a live message');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+};
+
+describe('live updates over the WebSocket', () => {
+  let t: TestService;
+  let clock = Date.now();
+  beforeAll(async () => { t = await startTestService({}, { now: () => clock }); });
+  afterAll(async () => { await t?.close(); });
+  const wsUrl = () => t.baseUrl.replace('http', 'ws') + '/api/live';
+
+  async function account(email: string) {
+    const user = await createUser(t.db, email, 'correct horse battery', 'user');
+    const device = await createDevice(t.db, user.id, `${email} pendant`, 'health');
+    const token = (await t.post('/api/mobile/login', { email, password: 'correct horse battery' })).json.data.token as string;
+    return { user, device, token };
+  }
+
+  it("pushes a device's latest values, its alert and its offline status to its owner, and never to another user", async () => {
+    const a = await account('live-a@example.com');
+    const b = await account('live-b@example.com');
+    const ca = await connect(wsUrl(), { Authorization: `Bearer ${a.token}` });
+    const cb = await connect(wsUrl(), { Authorization: `Bearer ${b.token}` });
+    try {
+      await until(() => ca.messages.length > 0 && cb.messages.length > 0);
+      expect(ca.messages[0]).toEqual({ type: 'hello', user: { id: a.user.id, email: 'live-a@example.com', role: 'user' } });
+
+      expect((await t.post('/api/telemetry-ingest', { data: { heart_rate: 77 } }, a.device.token)).status).toBe(200);
+      await until(() => ca.messages.some((m) => m.type === 'device'));
+      expect(ca.messages.find((m) => m.type === 'device')).toMatchObject({
+        device_id: a.device.id, status: 'online', latest: { heart_rate: { value: 77, unit: null } },
+      });
+
+      expect((await t.post('/api/telemetry-ingest', { data: { fall_detected: 1 } }, a.device.token)).status).toBe(200);
+      await until(() => ca.messages.some((m) => m.type === 'alert_opened'));
+      const opened = ca.messages.find((m) => m.type === 'alert_opened');
+      const stored = (await t.db.query('SELECT id FROM alerts WHERE device_id = $1', [a.device.id])).rows[0];
+      expect(opened).toMatchObject({ alert_id: stored.id, device_id: a.device.id, metric_name: 'fall_detected', value: 1, severity: 'critical' });
+      expect(opened).not.toHaveProperty('owner_id');
+
+      clock += 301_000;
+      expect(await t.service.sweepOnce!()).toBeGreaterThanOrEqual(1);
+      await until(() => ca.messages.some((m) => m.type === 'device' && m.status === 'offline'));
+
+      await new Promise((r) => setTimeout(r, 200));
+      expect(cb.messages.map((m) => m.type)).toEqual(['hello']);
+    } finally {
+      ca.ws.close();
+      cb.ws.close();
+    }
+  });
+
+  it('refuses a connection without credentials, with a revoked token, or from another origin with a cookie', async () => {
+    await expect(connect(wsUrl(), {})).rejects.toThrow(/refused with 401/);
+    await expect(connect(wsUrl(), { Authorization: `Bearer ${'a'.repeat(64)}` })).rejects.toThrow(/refused with 401/);
+    await expect(connect(wsUrl(), { Cookie: 'sid=x', Origin: 'http://evil.example' })).rejects.toThrow(/refused with 401/);
+  });
+
+  it('accepts a browser session cookie from the same origin and pushes its devices', async () => {
+    const c = await account('live-browser@example.com');
+    const session = await logIn(t.baseUrl, 'live-browser@example.com', 'correct horse battery');
+    const origin = t.baseUrl;
+    const client = await connect(wsUrl(), { Cookie: session.cookie, Origin: origin });
+    try {
+      await until(() => client.messages.length > 0);
+      expect(client.messages[0]).toMatchObject({ type: 'hello', user: { id: c.user.id } });
+      expect((await t.post('/api/telemetry-ingest', { data: { spo2: 97 } }, c.device.token)).status).toBe(200);
+      await until(() => client.messages.some((m) => m.type === 'device' && m.device_id === c.device.id));
+    } finally {
+      client.ws.close();
+    }
+    await expect(connect(wsUrl(), { Cookie: session.cookie, Origin: 'http://evil.example' })).rejects.toThrow(/refused with 401/);
+  });
+});
