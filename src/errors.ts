@@ -68,7 +68,7 @@ export const Errors = {
   requestTooLarge: (maxBytes: number) => define('REQUEST_TOO_LARGE', 413, `Request body is larger than ${maxBytes} bytes.`),
   serviceUnavailable: define('SERVICE_UNAVAILABLE', 503, 'Service temporarily unavailable; retry shortly.', { 'Retry-After': '2' }),
   notFound: define('NOT_FOUND', 404, 'No such route.'),
-  methodNotAllowed: define('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this route.'),
+  methodNotAllowed: define('METHOD_NOT_ALLOWED', 405, 'Method not allowed on this route.', { Allow: 'POST' }),
 } as const;
 
 /** Every code with its status, for the documentation check. */

@@ -10,7 +10,7 @@ import { assertPortFree } from './http/port-guard.js';
 import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
-import { registerLiveRoute, type LiveHub } from './live/hub.js';
+import { registerLiveRoute } from './live/hub.js';
 import { registerRuleRoutes } from './mobile/rule-routes.js';
 import { Sessions } from './auth/sessions.js';
 import { registerWebRoutes } from './web/routes.js';
@@ -73,9 +73,15 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const revocations = listenForRevocations(databaseUrl, tokens, (m) => log.warn(m));
   await revocations.ready;
 
+  const tls = config.tlsKeyFile !== null;
+  const app = tls ? uws.SSLApp({ key_file_name: config.tlsKeyFile!, cert_file_name: config.tlsCertFile! }) : uws.App();
+  const respond = createResponder(tls);
+  const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
+  const sessions = new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now);
+  const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure });
+
   const workers = createIngestPool(databaseUrl, config.ingestWorkers);
   let batcher: Batcher | null = null;
-  let live: LiveHub | null = null;
   const metrics = createMetrics({ queueDepth: () => batcher?.queueDepth ?? 0 });
   batcher = new Batcher(
     { maxRows: config.batchMaxRows, maxWaitMs: config.batchMaxWaitMs, maxQueueRows: config.queueMaxRows, maxInFlight: workers.threads },
@@ -87,7 +93,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
         metrics.readings.inc(stats.readings);
         for (const change of stats.alertChanges ?? []) {
           if (change.type === 'alert_opened') metrics.alertsOpened.inc();
-          live?.alertChanged(change);
+          liveHub.alertChanged(change);
         }
       } else {
         metrics.dbErrors.labels('batch').inc();
@@ -96,13 +102,6 @@ export async function startService(config: Config, options: ServiceOptions = {})
     },
   );
 
-  const tls = config.tlsKeyFile !== null;
-  const app = tls ? uws.SSLApp({ key_file_name: config.tlsKeyFile!, cert_file_name: config.tlsCertFile! }) : uws.App();
-  const respond = createResponder(tls);
-  const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
-  const sessions = new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now);
-  const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure });
-  live = liveHub;
   registerIngestRoutes(app, {
     tokens, batcher, respond, metrics, now,
     onCommitted: (device, seenAtMs, body) => liveHub.deviceSeen(device.id, device.ownerId, seenAtMs, body),

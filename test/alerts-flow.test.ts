@@ -8,10 +8,7 @@ describe('alert flow: a fall opens a critical alert, acknowledging it, and the a
   beforeAll(async () => { t = await startTestService(); });
   afterAll(async () => { await t?.close(); });
 
-  const get = async (path: string, token: string) => {
-    const res = await fetch(t.baseUrl + path, { headers: { Authorization: `Bearer ${token}` } });
-    return { status: res.status, json: await res.json() as any };
-  };
+  const get = (path: string, token: string) => t.get(path, token);
 
   it('opens, shows, acknowledges and resolves the alert, each step stored at the 200', async () => {
     const user = await createUser(t.db, 'carer@example.com', 'correct horse battery', 'user');

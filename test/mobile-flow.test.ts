@@ -8,10 +8,7 @@ describe('mobile flow: login, devices with latest values, logout', () => {
   beforeAll(async () => { t = await startTestService(); });
   afterAll(async () => { await t?.close(); });
 
-  const get = async (path: string, token: string) => {
-    const res = await fetch(t.baseUrl + path, { headers: { Authorization: `Bearer ${token}` } });
-    return { status: res.status, json: await res.json() as any, headers: res.headers };
-  };
+  const get = (path: string, token: string) => t.get(path, token);
 
   it('logs in, lists own devices with status, last seen and latest values, and logs out', async () => {
     const user = await createUser(t.db, 'nurse@example.com', 'correct horse battery', 'user');

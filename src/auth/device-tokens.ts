@@ -12,6 +12,7 @@ export function generateToken(): string {
   return crypto.randomBytes(32).toString('hex');
 }
 
+/** SHA-256 hex: how every secret (device and mobile tokens, session ids) is stored and looked up. */
 export function hashToken(token: string): string {
   return crypto.createHash('sha256').update(token).digest('hex');
 }

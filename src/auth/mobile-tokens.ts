@@ -1,6 +1,6 @@
 import type { Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
-import { DEVICE_TOKEN, generateToken, hashToken } from './device-tokens.js';
+import { bearerToken, generateToken, hashToken } from './device-tokens.js';
 import type { User } from './users.js';
 
 const DAY_MS = 86_400_000;
@@ -20,9 +20,10 @@ export class MobileTokens {
 
   /** The user of a live token from `Authorization: Bearer <64 hex>`, or null. Tokens in URLs are never read. */
   async authenticate(authorization: string): Promise<{ user: User; tokenHash: string } | null> {
-    const m = /^Bearer ([0-9a-f]{64})$/i.exec(authorization);
-    if (!m || !DEVICE_TOKEN.test(m[1])) return null;
-    const tokenHash = hashToken(m[1]);
+    // Same form as a device token: 64 lower-case hex after a case-insensitive `Bearer `.
+    const token = bearerToken(authorization);
+    if (token === null) return null;
+    const tokenHash = hashToken(token);
     const res = await this.pool.query<User>(q.useAccessToken, [tokenHash, new Date(this.now())]);
     return res.rows[0] ? { user: res.rows[0], tokenHash } : null;
   }

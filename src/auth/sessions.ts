@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import type { Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
 import { newCsrfToken } from './csrf.js';
+import { hashToken } from './device-tokens.js';
 import type { Role, User } from './users.js';
 
 export interface SessionTimeouts { idleMin: number; absoluteH: number }
@@ -10,9 +11,8 @@ export interface LiveSession { user: User; csrfToken: string; idHash: string }
 /** A session id as issued: 32 random bytes, base64url. Anything else is no session at all. */
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
-export function hashSessionId(id: string): string {
-  return crypto.createHash('sha256').update(id).digest('hex');
-}
+/** Stored form of a session id: the same SHA-256 hex as every other secret of the service. */
+export const hashSessionId = (id: string): string => hashToken(id);
 
 /**
  * Browser sessions. The raw id lives only in the client's cookie; the database holds its SHA-256, the

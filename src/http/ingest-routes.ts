@@ -109,6 +109,6 @@ export function registerIngestRoutes(app: TemplatedApp, deps: IngestRouteDeps): 
   app.post('/api/telemetry-ingest', handle('telemetry'));
   app.post('/api/webhooks/heartbeat', handle('heartbeat'));
   for (const path of ['/api/telemetry-ingest', '/api/webhooks/heartbeat']) {
-    app.any(path, (res) => respond.send(res, 405, JSON.stringify({ error: Errors.methodNotAllowed.message }), 'application/json', { Allow: 'POST' }));
+    app.any(path, (res) => respond.error(res, Errors.methodNotAllowed));
   }
 }

@@ -7,6 +7,8 @@ import { createDevice } from '../../dist/src/auth/device-registry.js';
 import { createUser } from '../../dist/src/auth/users.js';
 import { createTestDatabase } from './database.js';
 
+export interface TestReply { status: number; headers: Headers; json: any; text: string }
+
 export interface TestService {
   baseUrl: string;
   service: Service;
@@ -14,7 +16,8 @@ export interface TestService {
   databaseUrl: string;
   /** A user (bcrypt cost 12, so create few) and a device of theirs; returns the device token. */
   newDevice(module?: string, ownerEmail?: string): Promise<{ id: number; token: string; ownerId: number }>;
-  post(path: string, body: unknown, token?: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: any; text: string }>;
+  post(path: string, body: unknown, token?: string, headers?: Record<string, string>): Promise<TestReply>;
+  get(path: string, token?: string): Promise<TestReply>;
   close(): Promise<void>;
 }
 
@@ -33,6 +36,14 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
   const owners = new Map<string, number>();
   let userSeq = 0;
 
+  const request = async (path: string, init: RequestInit): Promise<TestReply> => {
+    const res = await fetch(baseUrl + path, init);
+    const text = await res.text();
+    let json: unknown = null;
+    try { json = JSON.parse(text); } catch { /* not JSON */ }
+    return { status: res.status, headers: res.headers, json, text };
+  };
+
   const t: TestService = {
     baseUrl, service, db, databaseUrl,
     async newDevice(module = 'health', ownerEmail) {
@@ -45,17 +56,12 @@ export async function startTestService(overrides: Partial<Config> = {}, options:
       const d = await createDevice(db, ownerId, `dev-${Date.now()}`, module);
       return { id: d.id, token: d.token, ownerId };
     },
-    async post(path, body, token, headers = {}) {
-      const res = await fetch(baseUrl + path, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
-        body: typeof body === 'string' ? body : JSON.stringify(body),
-      });
-      const text = await res.text();
-      let json: unknown = null;
-      try { json = JSON.parse(text); } catch { /* not JSON */ }
-      return { status: res.status, headers: res.headers, json, text };
-    },
+    post: (path, body, token, headers = {}) => request(path, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(token ? { Authorization: `Bearer ${token}` } : {}), ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    }),
+    get: (path, token) => request(path, { headers: token ? { Authorization: `Bearer ${token}` } : {} }),
     async close() {
       await service.close();
       await db.end();
