@@ -16,6 +16,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY sql ./sql
+# Page assets are read at startup from src/web/assets (see src/web/assets.ts).
+COPY --from=build /app/src/web/assets ./src/web/assets
 USER node
 EXPOSE 8080
 CMD ["node", "dist/src/main.js"]

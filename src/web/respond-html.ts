@@ -4,7 +4,7 @@ import type { HttpResponse } from '../http/uws.js';
 /** What a web handler answers: a page, a redirect, or a static asset, with any Set-Cookie values. */
 export interface WebReply {
   status: number;
-  body?: string;
+  body?: string | Buffer;
   contentType?: string;
   /** 303 target. */
   location?: string;
