@@ -64,6 +64,8 @@ export const Errors = {
   ruleForbidden: (message: string) => define('RULE_FORBIDDEN', 403, message),
   ruleDeviceNotFound: (message: string) => define('DEVICE_NOT_FOUND', 404, message),
   ruleLimitReached: (message: string) => define('RULE_LIMIT_REACHED', 409, message),
+  // Webhooks in the mobile API (src/mobile/webhook-routes.ts); the messages come from src/alerts/webhooks.ts.
+  badWebhook: (message: string) => define('BAD_WEBHOOK', 400, message),
   badText: define('BAD_TEXT', 400, 'A parameter holds characters that cannot be stored (a NUL byte or invalid UTF-8).'),
   requestTooLarge: (maxBytes: number) => define('REQUEST_TOO_LARGE', 413, `Request body is larger than ${maxBytes} bytes.`),
   serviceUnavailable: define('SERVICE_UNAVAILABLE', 503, 'Service temporarily unavailable; retry shortly.', { 'Retry-After': '2' }),

@@ -12,6 +12,8 @@ import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
 import { registerLiveRoute } from './live/hub.js';
 import { registerRuleRoutes } from './mobile/rule-routes.js';
+import { registerWebhookRoutes } from './mobile/webhook-routes.js';
+import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
 import { Sessions } from './auth/sessions.js';
 import { registerWebRoutes } from './web/routes.js';
 import { createResponder } from './http/respond.js';
@@ -38,6 +40,8 @@ export interface Service {
   close(): Promise<void>;
   /** One offline sweep now (tests): devices marked offline, or null when another instance holds the sweeper lock. */
   sweepOnce?: () => Promise<number | null>;
+  /** The webhook dispatcher (tests ask which instance leads). */
+  webhooks?: WebhookDispatcher;
 }
 
 const MAINTENANCE_INTERVAL_MS = 3600_000;
@@ -113,6 +117,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const loginThrottle = new LoginThrottle(undefined, now);
   registerMobileRoutes(app, { pool, respond, log, now, trustProxy: config.trustProxy, tokens: mobileTokens, throttle: loginThrottle });
   registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
+  registerWebhookRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
     sessions,
@@ -150,6 +155,13 @@ export async function startService(config: Config, options: ServiceOptions = {})
     onOffline: (devices, atMs) => { for (const d of devices) liveHub.deviceOffline(d.id, d.ownerId, atMs); },
   });
   sweeper.start();
+  const webhooks = new WebhookDispatcher(databaseUrl, pool, {
+    pollMs: config.webhookPollMs, retryBaseMs: config.webhookRetryBaseMs, retryMaxMs: config.webhookRetryMaxMs,
+    giveUpH: config.webhookGiveUpH, timeoutMs: config.webhookTimeoutMs, log,
+    onAttempt: (outcome) => metrics.webhookAttempts.labels(outcome).inc(),
+    onError: () => metrics.dbErrors.labels('webhooks').inc(),
+  });
+  webhooks.start();
 
   let closing: Promise<void> | null = null;
   const close = () => {
@@ -157,6 +169,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       stopping = true;
       clearInterval(maintenance);
       await sweeper.stop();
+      await webhooks.stop();
       // Stop accepting connections, then commit and answer everything already accepted.
       uws.us_listen_socket_close(listenSocket);
       await batcher!.drain();
@@ -168,7 +181,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     })();
     return closing;
   };
-  return { port, databaseUrl, close, sweepOnce: () => sweeper.sweepOnce() };
+  return { port, databaseUrl, close, sweepOnce: () => sweeper.sweepOnce(), webhooks };
 }
 
 async function run(): Promise<void> {

@@ -7,6 +7,7 @@ import { deleteDevice } from '../dist/src/auth/device-registry.js';
 import { OfflineSweeper } from '../dist/src/liveness/sweeper.js';
 import { createLogger } from '../dist/src/observability/logger.js';
 import { SWEEPER_LOCK_KEY } from '../dist/src/store/queries.js';
+import { waitFor } from './support/wait.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const INGEST = '/api/telemetry-ingest';
@@ -35,15 +36,6 @@ async function events(t: TestService, id: number, type: string) {
 async function sweepAt(t: TestService, ms: number) {
   clock = ms;
   return t.service.sweepOnce!();
-}
-
-async function waitFor(check: () => Promise<boolean>, deadlineMs: number): Promise<boolean> {
-  const started = performance.now();
-  while (performance.now() - started < deadlineMs) {
-    if (await check()) return true;
-    await sleep(25);
-  }
-  return check();
 }
 
 describe('offline sweeper on one instance', () => {

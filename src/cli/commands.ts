@@ -7,6 +7,7 @@ import { migrate } from '../store/migrate.js';
 import * as q from '../store/queries.js';
 import { CliUsageError, parseFlags, positiveInt, progress, required } from './args.js';
 import { RULE_COMMANDS } from './rule-commands.js';
+import { WEBHOOK_COMMANDS } from './webhook-commands.js';
 
 type Command = (pool: Pool, flags: Record<string, string>) => Promise<unknown>;
 
@@ -82,6 +83,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
     },
   },
   ...RULE_COMMANDS,
+  ...WEBHOOK_COMMANDS,
 };
 
 export function usage(): string {

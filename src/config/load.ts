@@ -20,6 +20,11 @@ export interface Config {
   readonly tokenCacheSize: number;
   readonly offlineAfterS: number;
   readonly sweepIntervalMs: number;
+  readonly webhookPollMs: number;
+  readonly webhookRetryBaseMs: number;
+  readonly webhookRetryMaxMs: number;
+  readonly webhookGiveUpH: number;
+  readonly webhookTimeoutMs: number;
   readonly mobileTokenTtlDays: number;
   readonly sessionIdleMin: number;
   readonly sessionAbsoluteH: number;
@@ -94,6 +99,9 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
   if ((v.QUEUE_MAX_ROWS as number) < (v.MAX_READINGS_PER_REQUEST as number) + 2) {
     throw new ConfigError(`QUEUE_MAX_ROWS must be at least MAX_READINGS_PER_REQUEST + 2 (${(v.MAX_READINGS_PER_REQUEST as number) + 2}), or the largest request could never be accepted.`);
   }
+  if ((v.WEBHOOK_RETRY_BASE_MS as number) > (v.WEBHOOK_RETRY_MAX_MS as number)) {
+    throw new ConfigError(`WEBHOOK_RETRY_BASE_MS (${v.WEBHOOK_RETRY_BASE_MS}) must not exceed WEBHOOK_RETRY_MAX_MS (${v.WEBHOOK_RETRY_MAX_MS}).`);
+  }
   const config: Config = {
     port: v.PORT as number,
     host: v.HOST as string,
@@ -111,6 +119,11 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
     tokenCacheSize: v.TOKEN_CACHE_SIZE as number,
     offlineAfterS: v.OFFLINE_AFTER_S as number,
     sweepIntervalMs: v.SWEEP_INTERVAL_MS as number,
+    webhookPollMs: v.WEBHOOK_POLL_MS as number,
+    webhookRetryBaseMs: v.WEBHOOK_RETRY_BASE_MS as number,
+    webhookRetryMaxMs: v.WEBHOOK_RETRY_MAX_MS as number,
+    webhookGiveUpH: v.WEBHOOK_GIVE_UP_H as number,
+    webhookTimeoutMs: v.WEBHOOK_TIMEOUT_MS as number,
     mobileTokenTtlDays: v.MOBILE_TOKEN_TTL_DAYS as number,
     sessionIdleMin: v.SESSION_IDLE_MIN as number,
     sessionAbsoluteH: v.SESSION_ABSOLUTE_H as number,

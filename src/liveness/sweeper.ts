@@ -66,8 +66,11 @@ export class OfflineSweeper {
       // Transaction-level: released at COMMIT or ROLLBACK, or when the connection dies; it can never be left held.
       const lock = await c.query<{ held: boolean }>(q.trySweeperLock);
       if (!lock.rows[0].held) return null;
-      return (await c.query<{ id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }>(
+      const gone = (await c.query<{ id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }>(
         q.markDevicesOffline, [atMs, this.options.offlineAfterS])).rows;
+      // The statement also queued webhook deliveries: wake the dispatcher at COMMIT.
+      if (gone.length > 0) await c.query(q.notifyWebhookOutbox);
+      return gone;
     });
     if (rows === null) return null;
     if (rows.length > 0) {

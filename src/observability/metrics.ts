@@ -13,7 +13,8 @@ export function createMetrics(sources: { queueDepth: () => number }) {
   const tokenCache = new client.Counter({ name: 'device_token_cache_total', help: 'Device token cache look-ups by result', labelNames: ['result'], registers: [registry] });
   const dbErrors = new client.Counter({ name: 'database_errors_total', help: 'Failed batches and queries', labelNames: ['where'], registers: [registry] });
   const alertsOpened = new client.Counter({ name: 'alerts_opened_total', help: 'Alerts opened', registers: [registry] });
-  return { registry, ingestRequests, readings, batchRows, flushSeconds, queueDepth, tokenCache, dbErrors, alertsOpened };
+  const webhookAttempts = new client.Counter({ name: 'webhook_attempts_total', help: 'Webhook delivery attempts by outcome (delivered, retry, failed)', labelNames: ['outcome'], registers: [registry] });
+  return { registry, ingestRequests, readings, batchRows, flushSeconds, queueDepth, tokenCache, dbErrors, alertsOpened, webhookAttempts };
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;

@@ -133,14 +133,21 @@ export const trySweeperLock = `SELECT pg_try_advisory_xact_lock(${SWEEPER_LOCK_K
 /**
  * $1 sweep time (ms since the epoch), $2 default offline_after_s. Marks offline every live, online device
  * silent for strictly longer than its timeout, and stores one 'offline' module event per device, in one
- * statement. A device that reported meanwhile is re-checked under its row lock and stays online.
+ * statement, plus a `device.offline` webhook delivery for each audience member (sql/006_webhooks.sql). A device
+ * that reported meanwhile is re-checked under its row lock and stays online.
  */
 export const markDevicesOffline = `
   WITH gone AS (
     UPDATE devices d SET status = 'offline'
      WHERE d.status = 'online' AND d.deleted_at IS NULL
        AND d.last_seen_at < to_timestamp($1::float8 / 1000.0) - make_interval(secs => COALESCE(d.offline_after_s, $2::int4))
-    RETURNING d.id, d.owner_id, d.module, d.last_seen_at, COALESCE(d.offline_after_s, $2::int4) AS offline_after_s
+    RETURNING d.id, d.owner_id, d.name, d.module, d.last_seen_at, COALESCE(d.offline_after_s, $2::int4) AS offline_after_s
+  ), hooks AS (
+    INSERT INTO webhook_outbox (user_id, event_type, payload)
+    SELECT a.user_id, 'device.offline', jsonb_build_object('device', jsonb_build_object(
+             'id', g.id, 'name', g.name, 'module', g.module, 'owner_id', g.owner_id, 'status', 'offline',
+             'last_seen_at', g.last_seen_at, 'offline_after_s', g.offline_after_s, 'offline_at', to_timestamp($1::float8 / 1000.0)))
+      FROM gone g CROSS JOIN LATERAL webhook_audience(g.owner_id) a
   ), events AS (
     INSERT INTO module_events (time, device_id, module, event_type, readings, detail)
     SELECT to_timestamp($1::float8 / 1000.0), g.id, g.module, 'offline', 0,
@@ -231,3 +238,50 @@ export const resetRuleState = `UPDATE alert_rule_state SET consecutive = 0 WHERE
 /** Deleting a rule deletes its alerts (counted here) and, by ON DELETE CASCADE, its for_count state. */
 export const deleteRuleAlerts = `DELETE FROM alerts WHERE rule_id = $1`;
 export const deleteRule = `DELETE FROM alert_rules WHERE id = $1`;
+
+// Webhooks (src/alerts/webhooks.ts, src/alerts/webhook-dispatcher.ts; tables in sql/006_webhooks.sql).
+export const upsertWebhook = `
+  INSERT INTO user_webhooks (user_id, url, secret) VALUES ($1, $2, $3)
+  ON CONFLICT (user_id) DO UPDATE SET url = EXCLUDED.url, secret = EXCLUDED.secret, updated_at = now()
+  RETURNING url, created_at, updated_at`;
+
+export const webhookStatus = `
+  SELECT w.url, w.created_at, w.updated_at,
+         (SELECT count(*)::int FROM webhook_outbox o WHERE o.user_id = w.user_id AND o.delivered_at IS NULL AND o.failed_at IS NULL) AS pending,
+         (SELECT count(*)::int FROM webhook_outbox o WHERE o.user_id = w.user_id AND o.failed_at IS NOT NULL) AS failed,
+         (SELECT max(o.delivered_at) FROM webhook_outbox o WHERE o.user_id = w.user_id) AS last_delivered_at,
+         (SELECT o.last_error FROM webhook_outbox o WHERE o.user_id = w.user_id AND o.last_error IS NOT NULL ORDER BY o.id DESC LIMIT 1) AS last_error
+    FROM user_webhooks w WHERE w.user_id = $1`;
+
+export const deleteWebhook = `DELETE FROM user_webhooks WHERE user_id = $1`;
+
+/** Session-level advisory lock of the webhook dispatcher: held by one instance's dedicated connection while it lives. */
+export const WEBHOOK_LOCK_KEY = 727004;
+export const tryWebhookLock = `SELECT pg_try_advisory_lock(${WEBHOOK_LOCK_KEY}) AS held`;
+export const releaseWebhookLock = `SELECT pg_advisory_unlock(${WEBHOOK_LOCK_KEY})`;
+export const WEBHOOK_CHANNEL = 'webhook_outbox';
+export const notifyWebhookOutbox = `SELECT pg_notify('${WEBHOOK_CHANNEL}', '')`;
+
+/** $1 limit: the due deliveries, oldest first, with where and how to sign them. */
+export const dueWebhookDeliveries = `
+  SELECT o.id, o.event_type, o.payload, o.created_at, o.attempts, w.url, w.secret
+    FROM webhook_outbox o JOIN user_webhooks w ON w.user_id = o.user_id
+   WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND o.next_attempt_at <= now()
+   ORDER BY o.next_attempt_at, o.id
+   LIMIT $1`;
+
+export const markWebhookDelivered = `
+  UPDATE webhook_outbox SET delivered_at = now(), attempts = attempts + 1, last_error = NULL WHERE id = $1`;
+
+/** $1 id, $2 delay ms, $3 error, $4 give-up hours: schedules the next attempt, or marks it failed when too old. */
+export const markWebhookRetry = `
+  UPDATE webhook_outbox
+     SET attempts = attempts + 1, last_error = $3,
+         next_attempt_at = now() + make_interval(secs => $2::float8 / 1000.0),
+         failed_at = CASE WHEN created_at < now() - make_interval(hours => $4::int4) THEN now() END
+   WHERE id = $1
+  RETURNING failed_at IS NOT NULL AS gave_up`;
+
+/** Delivered and failed deliveries are kept 7 days for inspection, then dropped, so the outbox stays bounded. */
+export const purgeOldWebhookDeliveries = `
+  DELETE FROM webhook_outbox WHERE (delivered_at < now() - interval '7 days') OR (failed_at < now() - interval '7 days')`;
