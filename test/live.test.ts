@@ -1,21 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { createUser } from '../dist/src/auth/users.js';
 import { createDevice } from '../dist/src/auth/device-registry.js';
 import { startTestService, type TestService } from './support/service.js';
 import { logIn } from './support/web-client.js';
-
-// A client of /api/live that records every message it receives.
-function connect(url: string, headers: Record<string, string>): Promise<{ ws: WebSocket; messages: any[] }> {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
-    const messages: any[] = [];
-    ws.on('message', (data) => messages.push(JSON.parse(String(data))));
-    ws.once('open', () => resolve({ ws, messages }));
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`refused with ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+import { connectLive as connect } from './support/live-client.js';
 
 const until = async (check: () => boolean, ms = 3000) => {
   const started = Date.now();

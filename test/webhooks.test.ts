@@ -1,7 +1,5 @@
 // Per-user webhooks end to end: a real receiver on loopback, the real service, the outbox written in the ingest
 // transaction, HMAC signatures, retries with backoff, one dispatching instance, and the mobile API and CLI.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../dist/src/alerts/webhooks.js';
@@ -11,45 +9,12 @@ import { createUser } from '../dist/src/auth/users.js';
 import { runCli } from './support/cli.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
+import { Receiver, type Delivery } from './support/webhook-receiver.js';
 
 const INGEST = '/api/telemetry-ingest';
 const PASSWORD = 'correct horse battery';
 // Fast polls and retries: the dispatcher's timing is configuration, the behaviour is the same.
 const FAST = { webhookPollMs: 50, webhookRetryBaseMs: 50, webhookRetryMaxMs: 200 };
-
-interface Delivery { headers: http.IncomingHttpHeaders; body: string; json: any }
-
-/** A webhook receiver on loopback that answers each delivery with the status `answer` picks. */
-class Receiver {
-  readonly deliveries: Delivery[] = [];
-  answer: (d: Delivery, index: number) => number = () => 200;
-  private server!: http.Server;
-  url = '';
-
-  async start(): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        const d: Delivery = { headers: req.headers, body, json: JSON.parse(body) };
-        this.deliveries.push(d);
-        res.writeHead(this.answer(d, this.deliveries.length - 1)).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks`;
-    return this;
-  }
-
-  of(type: string, alertId?: number): Delivery[] {
-    return this.deliveries.filter((d) => d.json.type === type && (alertId === undefined || d.json.alert?.id === alertId));
-  }
-
-  close(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 const validSignature = (d: Delivery, secret: string) =>
   verifyWebhook(secret, d.headers['x-webhook-timestamp'] as string, d.headers['x-signature'] as string, d.body);
