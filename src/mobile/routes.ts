@@ -1,41 +1,23 @@
-import type { MobileTokens } from '../auth/mobile-tokens.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
-import { Errors, type ApiError } from '../errors.js';
+import { Errors } from '../errors.js';
 import type { User } from '../auth/users.js';
-import type { Logger } from '../observability/logger.js';
-import type { Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
 import { jsonRoute, type JsonRequest, type Reply } from '../http/json-route.js';
-import type { Responder } from '../http/respond.js';
+import { parseId } from '../http/params.js';
+import { authedRoutes, fail, ok, type MobileApiDeps } from './api.js';
 import type { TemplatedApp } from '../http/uws.js';
 
-export interface MobileDeps {
-  pool: Pool;
-  tokens: MobileTokens;
+export interface MobileDeps extends MobileApiDeps {
   throttle: LoginThrottle;
-  respond: Responder;
-  log: Logger;
   now: () => number;
-  /** TRUST_PROXY=1: the client address for throttling comes from X-Forwarded-For. */
-  trustProxy: boolean;
 }
 
-const ok = (data: unknown): Reply => ({ status: 200, body: { status: 'ok', data } });
-const fail = (err: ApiError): Reply => ({ status: err.status, body: { status: 'error', error: err.message }, headers: err.headers as Record<string, string> | undefined });
 const badQuery = (message: string) => fail(Errors.badQuery(message));
-const UNAUTHORIZED = fail(Errors.invalidAccessToken);
 // Another user's device or alert is indistinguishable from one that does not exist.
 const NOT_FOUND = fail(Errors.resourceNotFound);
 const DAY_MS = 86_400_000;
 const MAX_POINTS = 5000;
-
-// Ids beyond 2^53 would round to a neighbouring id: they name no device.
-function parseId(s: string): number | null {
-  if (!/^[1-9]\d{0,15}$/.test(s)) return null;
-  const id = Number(s);
-  return Number.isSafeInteger(id) ? id : null;
-}
 
 // Epoch seconds stay below 1e11 until the year 5138, epoch milliseconds pass it in 1973 (as for ingestion).
 const EPOCH_MS_THRESHOLD = 1e11;
@@ -75,11 +57,7 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
   const { pool, tokens, throttle } = deps;
   const route = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest) => Promise<Reply>) =>
     jsonRoute(app, deps.respond, deps.log, deps.trustProxy, method, pattern, params, h);
-  const authed = (method: 'get' | 'post', pattern: string, params: number, h: (req: JsonRequest, user: User, tokenHash: string) => Promise<Reply>) =>
-    route(method, pattern, params, async (req) => {
-      const auth = await tokens.authenticate(req.authorization);
-      return auth ? h(req, auth.user, auth.tokenHash) : UNAUTHORIZED;
-    });
+  const authed = authedRoutes(app, deps);
   const visibleDevice = async (user: User, idText: string) => {
     const id = parseId(idText);
     if (id === null) return null;

@@ -4,24 +4,11 @@ import {
   createRule, deleteRule, listVisibleRules, readRuleChanges, updateRule,
   type Actor, type FailureKind, type Result, type RuleChanges, type RuleFields,
 } from '../alerts/rules.js';
-import type { MobileTokens } from '../auth/mobile-tokens.js';
 import { Errors, type ApiError } from '../errors.js';
-import { jsonRoute, type JsonRequest, type Reply } from '../http/json-route.js';
-import type { Responder } from '../http/respond.js';
+import type { JsonRequest, Reply } from '../http/json-route.js';
+import { parseId } from '../http/params.js';
 import type { TemplatedApp } from '../http/uws.js';
-import type { Logger } from '../observability/logger.js';
-import type { Pool } from '../store/db.js';
-
-export interface RuleRouteDeps {
-  pool: Pool;
-  tokens: MobileTokens;
-  respond: Responder;
-  log: Logger;
-  trustProxy: boolean;
-}
-
-const ok = (data: unknown, status = 200): Reply => ({ status, body: { status: 'ok', data } });
-const fail = (err: ApiError): Reply => ({ status: err.status, body: { status: 'error', error: err.message }, headers: err.headers as Record<string, string> | undefined });
+import { authedRoutes, fail, ok, type Method, type MobileApiDeps } from './api.js';
 // Another user's rule is indistinguishable from one that does not exist.
 const NOT_FOUND = fail(Errors.resourceNotFound);
 const ERROR_OF: Record<FailureKind, (message: string) => ApiError> = {
@@ -33,13 +20,6 @@ const ERROR_OF: Record<FailureKind, (message: string) => ApiError> = {
 };
 const label = (field: keyof RuleFields) => field;
 const EXAMPLE = '{"metric_name":"heart_rate","operator":">","threshold":120}';
-
-// Ids beyond 2^53 would round to a neighbouring id: they name no rule.
-function parseId(s: string): number | null {
-  if (!/^[1-9]\d{0,15}$/.test(s)) return null;
-  const id = Number(s);
-  return Number.isSafeInteger(id) ? id : null;
-}
 
 function reply<T>(result: Result<T>, data: (value: T) => unknown, status = 200): Reply {
   return result.ok ? ok(data(result.value), status) : fail(ERROR_OF[result.failure.kind](result.failure.message));
@@ -53,15 +33,12 @@ function bodyChanges(body: unknown): Result<RuleChanges> {
 }
 
 /** GET/POST /api/mobile/rules, GET/POST/PUT/DELETE /api/mobile/rules/:id and POST /api/mobile/rules/:id/delete. */
-export function registerRuleRoutes(app: TemplatedApp, deps: RuleRouteDeps): void {
+export function registerRuleRoutes(app: TemplatedApp, deps: MobileApiDeps): void {
   const { pool } = deps;
   type Handler = (req: JsonRequest, actor: Actor) => Promise<Reply>;
-  const authed = (method: 'get' | 'post' | 'put' | 'del', pattern: string, params: number, h: Handler) =>
-    jsonRoute(app, deps.respond, deps.log, deps.trustProxy, method, pattern, params, async (req) => {
-      const auth = await deps.tokens.authenticate(req.authorization);
-      if (!auth) return fail(Errors.invalidAccessToken);
-      return h(req, { userId: auth.user.id, admin: auth.user.role === 'admin' });
-    });
+  const route = authedRoutes(app, deps);
+  const authed = (method: Method, pattern: string, params: number, h: Handler) =>
+    route(method, pattern, params, (req, user) => h(req, { userId: user.id, admin: user.role === 'admin' }));
 
   authed('get', '/api/mobile/rules', 0, async (_req, actor) => ok({ rules: await listVisibleRules(pool, actor) }));
 

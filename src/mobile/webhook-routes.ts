@@ -1,36 +1,18 @@
 // The caller's own webhook in the mobile API: GET shows it with its delivery state, PUT sets it (the secret is
 // returned once, generated when not given), DELETE removes it with its pending deliveries.
-import type { MobileTokens } from '../auth/mobile-tokens.js';
 import type { User } from '../auth/users.js';
 import { getWebhook, removeWebhook, setWebhook, webhookSecretProblem, webhookUrlProblem } from '../alerts/webhooks.js';
-import { Errors, type ApiError } from '../errors.js';
-import { jsonRoute, type JsonRequest, type Reply } from '../http/json-route.js';
-import type { Responder } from '../http/respond.js';
+import { Errors } from '../errors.js';
+import type { JsonRequest, Reply } from '../http/json-route.js';
 import type { TemplatedApp } from '../http/uws.js';
-import type { Logger } from '../observability/logger.js';
-import type { Pool } from '../store/db.js';
-
-export interface WebhookRouteDeps {
-  pool: Pool;
-  tokens: MobileTokens;
-  respond: Responder;
-  log: Logger;
-  trustProxy: boolean;
-}
-
-const ok = (data: unknown, status = 200): Reply => ({ status, body: { status: 'ok', data } });
-const fail = (err: ApiError): Reply => ({ status: err.status, body: { status: 'error', error: err.message }, headers: err.headers as Record<string, string> | undefined });
+import { authedRoutes, fail, ok, type Method, type MobileApiDeps } from './api.js';
 const EXAMPLE = '{"url":"https://example.com/hooks/telemetry"}';
 
 /** GET/PUT/DELETE /api/mobile/webhook, plus POST for clients without PUT and POST .../delete for those without DELETE. */
-export function registerWebhookRoutes(app: TemplatedApp, deps: WebhookRouteDeps): void {
+export function registerWebhookRoutes(app: TemplatedApp, deps: MobileApiDeps): void {
   const { pool } = deps;
-  const authed = (method: 'get' | 'post' | 'put' | 'del', pattern: string, h: (req: JsonRequest, user: User) => Promise<Reply>) =>
-    jsonRoute(app, deps.respond, deps.log, deps.trustProxy, method, pattern, 0, async (req) => {
-      const auth = await deps.tokens.authenticate(req.authorization);
-      if (!auth) return fail(Errors.invalidAccessToken);
-      return h(req, auth.user);
-    });
+  const route = authedRoutes(app, deps);
+  const authed = (method: Method, pattern: string, h: (req: JsonRequest, user: User) => Promise<Reply>) => route(method, pattern, 0, h);
 
   authed('get', '/api/mobile/webhook', async (_req, user) => {
     const webhook = await getWebhook(pool, user.id);
