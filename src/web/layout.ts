@@ -19,6 +19,7 @@ const NAV: ReadonlyArray<{ href: string; label: string; adminOnly?: boolean }> =
   { href: '/alerts', label: 'Alerts' },
   { href: '/rules', label: 'Alert rules' },
   { href: '/users', label: 'Users', adminOnly: true },
+  { href: '/settings', label: 'Settings' },
 ];
 
 function nav(session: LiveSession, active: string | undefined): Html {

@@ -8,6 +8,7 @@ import { registerAssets } from './assets.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { devicesPage, type DeviceRow } from './pages.js';
 import { createWebRouter } from './router.js';
+import { registerSettingsRoutes } from './settings-routes.js';
 
 export interface WebDeps {
   pool: Pool;
@@ -27,6 +28,7 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
   const router = createWebRouter(app, deps);
   registerAuthRoutes(router, deps);
   registerAssets(router);
+  registerSettingsRoutes(router, deps);
 
   router.page('/devices', async (req) => {
     const { user } = req.session;
