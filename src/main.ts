@@ -169,11 +169,12 @@ export async function startService(config: Config, options: ServiceOptions = {})
       stopping = true;
       clearInterval(maintenance);
       await sweeper.stop();
-      await webhooks.stop();
       // Stop accepting connections, then commit and answer everything already accepted.
       uws.us_listen_socket_close(listenSocket);
       await batcher!.drain();
       await workers.close();
+      // After the drain: ingest stops at once, and the last batches' deliveries may still go out (or wait for the next leader).
+      await webhooks.stop();
       await revocations.close();
       await pool.end();
       if (embedded?.owned) await embedded.stop();

@@ -109,6 +109,11 @@ describe('loadConfig validation', () => {
     expect(loadConfig({ QUEUE_MAX_ROWS: '5003', MAX_READINGS_PER_REQUEST: '5001' }).queueMaxRows).toBe(5003);
   });
 
+  it('refuses a first webhook retry delay longer than the longest one, and accepts them equal', () => {
+    expect(configError({ WEBHOOK_RETRY_BASE_MS: '5001', WEBHOOK_RETRY_MAX_MS: '5000' })).toMatch(/WEBHOOK_RETRY_BASE_MS \(5001\) must not exceed WEBHOOK_RETRY_MAX_MS \(5000\)/);
+    expect(loadConfig({ WEBHOOK_RETRY_BASE_MS: '5000', WEBHOOK_RETRY_MAX_MS: '5000' }).webhookRetryMaxMs).toBe(5000);
+  });
+
   it('masks the password of an invalid DATABASE_URL in its message', () => {
     const message = configError({ DATABASE_URL: 'mysql://u:s3cret@h/db' });
     expect(message).toContain('DATABASE_URL');

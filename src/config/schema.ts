@@ -30,7 +30,7 @@ export const VARIABLES = {
   SWEEP_INTERVAL_MS: int(5000, 100, 3_600_000, 'how often each instance tries to run the offline sweep (one at a time sweeps)'),
   WEBHOOK_POLL_MS: int(1000, 50, 60_000, 'how often the webhook dispatcher looks for due deliveries (a new alert also wakes it at once)'),
   WEBHOOK_RETRY_BASE_MS: int(1000, 10, 3_600_000, 'first retry delay of a failed webhook delivery; doubles per attempt'),
-  WEBHOOK_RETRY_MAX_MS: int(3_600_000, 10, 86_400_000, 'longest delay between two attempts of one delivery'),
+  WEBHOOK_RETRY_MAX_MS: int(3_600_000, 1000, 86_400_000, 'longest delay between two attempts of one delivery'),
   WEBHOOK_GIVE_UP_H: int(72, 1, 720, 'hours after which an undelivered webhook event is marked failed'),
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000, 'time a webhook receiver has to answer one delivery'),
   MOBILE_TOKEN_TTL_DAYS: int(30, 1, 3650, 'lifetime of a mobile access token'),
