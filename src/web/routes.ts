@@ -3,10 +3,9 @@ import type { Sessions } from '../auth/sessions.js';
 import type { TemplatedApp } from '../http/uws.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';
-import * as q from '../store/queries.js';
 import { registerAssets } from './assets.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { devicesPage, type DeviceRow } from './pages.js';
+import { registerDeviceRoutes } from './device-routes.js';
 import { createWebRouter } from './router.js';
 
 export interface WebDeps {
@@ -27,12 +26,7 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
   const router = createWebRouter(app, deps);
   registerAuthRoutes(router, deps);
   registerAssets(router);
-
-  router.page('/devices', async (req) => {
-    const { user } = req.session;
-    const res = await deps.pool.query<DeviceRow>(q.listVisibleDevices, [user.id, user.role === 'admin', null]);
-    return { status: 200, body: devicesPage(req.session, res.rows) };
-  });
+  registerDeviceRoutes(router, deps);
 
   router.open('get', '/', async () => ({ status: 303, location: '/devices' }));
 }
