@@ -66,8 +66,9 @@ describe('dashboard and device pages', () => {
     const dash = (await page('/devices', a)).text;
     const row = dashboardRow(dash, d.id);
     expect(row).toContain('<span class="open-alerts has-alerts" data-field="open-alerts">1</span>');
-    expect(row).toContain('data-metric="heart_rate">71<');
-    expect(row).toContain('data-metric="spo2">97.5<');
+    // The flat body form carries no units: the documented ones are shown.
+    expect(row).toContain('data-metric="heart_rate" data-unit="bpm">71 bpm<');
+    expect(row).toContain('data-metric="spo2" data-unit="%">97.5 %<');
     expect(row).toContain('<span class="badge online" data-field="status">online</span>');
     expect(row).toMatch(/<time data-field="last-seen" datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+">\d+ s ago<\/time>/);
     expect(dashboardRow(dash, quiet.id)).toContain('data-field="open-alerts">0<');
@@ -100,6 +101,30 @@ describe('dashboard and device pages', () => {
       expect(again.status).toBe(200);
       expect(again.text).not.toContain(token);
     }
+  });
+
+  it('refuses a re-sent add or rotate form (a browser reload): no second device, no second rotation, no token', async () => {
+    const formId = (p: string) => /name="_form" value="([A-Za-z0-9_-]{22})"/.exec(p)![1];
+    const form = { _csrf: a.csrf, _form: formId((await page('/devices/new', a)).text), name: 'reload-me', module: 'home_infra' };
+    const first = await action('/devices', a, form);
+    const token = shownToken(first.text)!;
+    const again = await action('/devices', a, form);
+    expect(again.status).toBe(303);
+    expect(again.headers.location).toBe('/devices');
+    expect(again.text).not.toContain(token);
+    const rows = (await t.db.query('SELECT id FROM devices WHERE name = $1', ['reload-me'])).rows;
+    expect(rows).toHaveLength(1);
+    const id = rows[0].id as number;
+
+    const rotateForm = { _csrf: a.csrf, _form: formId((await page(`/devices/${id}/rotate-token`, a)).text) };
+    const rotated = shownToken((await action(`/devices/${id}/rotate-token`, a, rotateForm)).text)!;
+    const hash = (await deviceRow(id)).api_token_hash;
+    const repeat = await action(`/devices/${id}/rotate-token`, a, rotateForm);
+    expect(repeat.status).toBe(303);
+    expect(repeat.headers.location).toBe(`/devices/${id}`);
+    expect((await deviceRow(id)).api_token_hash).toBe(hash);
+    expect((await ingest(rotated, { data: { power_w: 300 } })).status).toBe(200);
+    expect((await ingest(token, { data: { power_w: 300 } })).status).toBe(401);
   });
 
   it('re-renders the add form with 400 and a message for an empty name or an unknown module, creating nothing', async () => {

@@ -2,7 +2,7 @@ import type { LiveSession } from '../auth/sessions.js';
 import { statusBadge, lastSeen, type VisibleDevice } from './device-pages.js';
 import { gpsSvg, type GpsPoint } from './gps-svg.js';
 import { Html, html } from './html.js';
-import { formatValue, isoTime } from './key-metrics.js';
+import { formatValue, isoTime, unitOf } from './key-metrics.js';
 import { layout } from './layout.js';
 
 /** Chart ranges: bucket widths keep each chart at or under ~300 points (1 h / 12 s, 24 h / 5 min, 7 d / 40 min). */
@@ -44,7 +44,8 @@ function latestTable(d: VisibleDevice): Html {
   const names = Object.keys(d.latest).sort();
   const rows = names.map((n) => {
     const v = d.latest[n];
-    return html`<tr data-metric="${n}"><td>${n}</td><td class="metric-value">${formatValue(v.value, v.unit)}</td><td><time datetime="${v.recorded_at}">${v.recorded_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time></td></tr>\n`;
+    const unit = unitOf(n, v.unit);
+    return html`<tr data-metric="${n}"${unit ? html` data-unit="${unit}"` : ''}><td>${n}</td><td class="metric-value">${formatValue(v.value, unit)}</td><td><time datetime="${v.recorded_at}">${v.recorded_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time></td></tr>\n`;
   });
   return html`<div class="table-wrap"><table id="latest">
 <thead><tr><th>Metric</th><th>Latest value</th><th>Recorded at</th></tr></thead>

@@ -1,7 +1,7 @@
 import type { LiveSession } from '../auth/sessions.js';
 import { MODULES, type Module } from '../ingest/modules.js';
 import { html, type Html } from './html.js';
-import { formatValue, isoTime, keyMetricsOf, relativeTime, sampleBody, type Latest } from './key-metrics.js';
+import { formatValue, isoTime, keyMetricsOf, relativeTime, sampleBody, unitOf, type Latest } from './key-metrics.js';
 import { layout } from './layout.js';
 
 /** A device as listVisibleDevices returns it. */
@@ -24,7 +24,8 @@ export function lastSeen(at: Date | null, nowMs: number): Html {
 function keyValues(d: VisibleDevice): Html {
   const items = keyMetricsOf(d.module, d.latest).map((name) => {
     const v = d.latest[name];
-    return html`<li><span class="metric-name">${name}</span> <span class="metric-value" data-metric="${name}">${v ? formatValue(v.value, v.unit) : '—'}</span></li>`;
+    const unit = unitOf(name, v?.unit);
+    return html`<li><span class="metric-name">${name}</span> <span class="metric-value" data-metric="${name}"${unit ? html` data-unit="${unit}"` : ''}>${v ? formatValue(v.value, unit) : '—'}</span></li>`;
   });
   return html`<ul class="key-values">${items}</ul>`;
 }
@@ -55,16 +56,17 @@ ${rows}</tbody>
 </div>`}`, { session, active: '/devices', scripts: ['live.js', 'dashboard.js'] });
 }
 
-export interface NewDeviceForm { name: string; module: string; message?: string }
+export interface NewDeviceForm { formId: string; name?: string; module?: string; message?: string }
 
-export function newDevicePage(session: LiveSession, form: NewDeviceForm = { name: '', module: 'health' }): string {
-  const options = MODULES.map((m) => html`<option value="${m}"${m === form.module ? html` selected` : ''}>${m}</option>`);
+export function newDevicePage(session: LiveSession, form: NewDeviceForm): string {
+  const options = MODULES.map((m) => html`<option value="${m}"${m === (form.module ?? 'health') ? html` selected` : ''}>${m}</option>`);
   return layout('Add device', html`<h1>Add device</h1>
 ${form.message ? html`<p class="error" role="alert">${form.message}</p>` : ''}
 <form method="post" action="/devices" id="new-device">
 <input type="hidden" name="_csrf" value="${session.csrfToken}">
+<input type="hidden" name="_form" value="${form.formId}">
 <label for="name">Name</label>
-<input id="name" name="name" type="text" maxlength="200" required value="${form.name}">
+<input id="name" name="name" type="text" maxlength="200" required value="${form.name ?? ''}">
 <label for="module">Module</label>
 <select id="module" name="module">${options}</select>
 <button type="submit">Create device</button>
@@ -108,12 +110,13 @@ const CONFIRM = {
 export type ConfirmAction = keyof typeof CONFIRM;
 
 /** The confirmation step before a rotation or a deletion: a GET page holding the POST form (no inline confirm()). */
-export function confirmPage(session: LiveSession, d: { id: number; name: string }, action: ConfirmAction): string {
+export function confirmPage(session: LiveSession, d: { id: number; name: string }, action: ConfirmAction, formId: string): string {
   const c = CONFIRM[action];
   return layout(`${c.title}: ${d.name}`, html`<h1>${c.title}: ${d.name}</h1>
 <p>${c.text}</p>
 <form method="post" action="/devices/${d.id}/${action}" id="confirm-form">
 <input type="hidden" name="_csrf" value="${session.csrfToken}">
+<input type="hidden" name="_form" value="${formId}">
 <button type="submit" class="${action === 'delete' ? 'danger' : ''}">${c.button}</button>
 </form>
 <p><a href="/devices/${d.id}">Cancel</a></p>`, { session, active: '/devices' });

@@ -6,7 +6,8 @@ import * as q from '../store/queries.js';
 import { DEFAULT_RANGE, RANGES, deviceDetailPage, type AlertRow, type EventRow, type RangeKey, type Series } from './device-detail-page.js';
 import { confirmPage, dashboardPage, deviceNotFoundPage, newDevicePage, tokenPage, type ConfirmAction, type VisibleDevice } from './device-pages.js';
 import type { GpsPoint } from './gps-svg.js';
-import { GPS_MODULES } from './key-metrics.js';
+import { GPS_MODULES, unitOf } from './key-metrics.js';
+import { OnceForms } from './once-forms.js';
 import type { WebReply } from './respond-html.js';
 import type { SignedInRequest, WebRouter } from './router.js';
 
@@ -32,6 +33,7 @@ function parseId(s: string): number | null {
 export function registerDeviceRoutes(router: WebRouter, deps: DeviceRouteDeps): void {
   const { pool } = deps;
   const now = deps.now ?? Date.now;
+  const onceForms = new OnceForms();
   const scope = (s: LiveSession): [number, boolean] => [s.user.id, s.user.role === 'admin'];
   const notFound = (req: SignedInRequest): WebReply => ({ status: 404, body: deviceNotFoundPage(req.session) });
 
@@ -53,18 +55,22 @@ export function registerDeviceRoutes(router: WebRouter, deps: DeviceRouteDeps): 
     return { status: 200, body: dashboardPage(req.session, devices.rows, openByDevice, now()) };
   });
 
-  router.page('/devices/new', async (req) => ({ status: 200, body: newDevicePage(req.session) }));
+  router.page('/devices/new', async (req) => ({ status: 200, body: newDevicePage(req.session, { formId: onceForms.issue() }) }));
 
   router.action('/devices', async (req) => {
     const name = (req.form.get('name') ?? '').trim();
     const module = req.form.get('module') ?? '';
+    const formId = req.form.get('_form');
+    // A reload of the token page re-sends this form: no second device, and no token on the page.
+    if (!onceForms.claim(formId)) return { status: 303, location: '/devices' };
     try {
       const d = await createDevice(pool, req.session.user.id, name, module);
       // Rendered straight from the POST (no redirect): the token exists in this one response only.
       return { status: 200, body: tokenPage(req.session, { ...d, origin: origin(req), rotated: false }) };
     } catch (err) {
+      onceForms.release(formId);
       if (!(err instanceof UserInputError)) throw err;
-      return { status: 400, body: newDevicePage(req.session, { name, module, message: err.message }) };
+      return { status: 400, body: newDevicePage(req.session, { formId: formId ?? onceForms.issue(), name, module, message: err.message }) };
     }
   });
 
@@ -98,7 +104,7 @@ export function registerDeviceRoutes(router: WebRouter, deps: DeviceRouteDeps): 
 
   const confirm = (action: ConfirmAction) => router.page(`/devices/:id/${action}`, async (req) => {
     const device = await visibleDevice(req);
-    return device ? { status: 200, body: confirmPage(req.session, device, action) } : notFound(req);
+    return device ? { status: 200, body: confirmPage(req.session, device, action, onceForms.issue()) } : notFound(req);
   });
   confirm('rotate-token');
   confirm('delete');
@@ -106,6 +112,8 @@ export function registerDeviceRoutes(router: WebRouter, deps: DeviceRouteDeps): 
   router.action('/devices/:id/rotate-token', async (req) => {
     const device = await visibleDevice(req);
     if (!device) return notFound(req);
+    // A reload of the new token's page must not rotate again (which would void the token just shown).
+    if (!onceForms.claim(req.form.get('_form'))) return { status: 303, location: `/devices/${device.id}` };
     try {
       const { token } = await rotateDeviceToken(pool, device.id);
       return { status: 200, body: tokenPage(req.session, { ...device, token, origin: origin(req), rotated: true }) };
@@ -136,7 +144,7 @@ function toSeries(rows: ReadonlyArray<{ metric_name: string; t: number; avg: num
     let s = byName.get(r.metric_name);
     if (!s) {
       if (byName.size >= MAX_CHARTS) continue;
-      s = { name: r.metric_name, unit: device.latest[r.metric_name]?.unit ?? null, t: [], avg: [] };
+      s = { name: r.metric_name, unit: unitOf(r.metric_name, device.latest[r.metric_name]?.unit), t: [], avg: [] };
       byName.set(r.metric_name, s);
     }
     s.t.push(r.t);

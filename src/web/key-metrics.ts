@@ -13,6 +13,19 @@ export const KEY_METRICS: Readonly<Record<Module, readonly string[]>> = {
   worker: ['heart_rate', 'steps'],
 };
 
+/** Units of the known metrics (metrics.md), shown when a reading came without one (the flat body form has none). */
+const DEFAULT_UNITS: Readonly<Record<string, string>> = {
+  heart_rate: 'bpm', spo2: '%', systolic: 'mmHg', diastolic: 'mmHg', body_temp_c: '°C', glucose: 'mg/dL', battery_pct: '%',
+  speed_kmh: 'km/h', heading_deg: '°', fuel_pct: '%', engine_temp_c: '°C', impact_g_force: 'g', cargo_temp_c: '°C',
+  odometer_km: 'km', gas_ppm: 'ppm', temperature_c: '°C', humidity_pct: '%', vibration_mm_s: 'mm/s', power_w: 'W',
+  water_flow_lpm: 'l/min',
+};
+
+/** The unit to show for a metric: the reading's own, else the documented one, else none. */
+export function unitOf(metric: string, unit: string | null | undefined): string | null {
+  return unit || (Object.hasOwn(DEFAULT_UNITS, metric) ? DEFAULT_UNITS[metric] : null);
+}
+
 /** Modules whose devices report a position: their detail page draws the GPS track. */
 export const GPS_MODULES: ReadonlySet<string> = new Set(['vehicle', 'fleet', 'worker']);
 

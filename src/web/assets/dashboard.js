@@ -75,7 +75,7 @@
       Object.keys(m.latest || {}).forEach(function (name) {
         var el = row.querySelector('[data-metric="' + CSS.escape(name) + '"]');
         if (!el) return;
-        el.textContent = formatValue(m.latest[name].value, m.latest[name].unit);
+        el.textContent = formatValue(m.latest[name].value, m.latest[name].unit || el.dataset.unit);
         flash(el);
       });
     } else if (m.type === 'alert_opened') {

@@ -115,7 +115,7 @@
       var none = document.getElementById('no-latest');
       if (none) none.remove();
     }
-    row.cells[1].textContent = formatValue(v.value, v.unit);
+    row.cells[1].textContent = formatValue(v.value, v.unit || row.dataset.unit);
     var t = row.cells[2].querySelector('time');
     t.setAttribute('datetime', v.recorded_at);
     t.textContent = utc(v.recorded_at);
