@@ -89,7 +89,7 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
     await s.context.close();
   });
 
-  it('updates a value, the status and the open-alert count on the dashboard without a reload when readings arrive', async () => {
+  it('updates a value, the status and the open-alert count on the dashboard without a reload when readings arrive or the device goes offline', async () => {
     const d = await createDevice(t.db, carol.id, 'live-pendant', 'health');
     const s = await logIn('carol@example.com');
     await waitLive(s.page);
@@ -112,6 +112,11 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
     expect((await ingest(d.token, { data: { fall_detected: 0 } })).status).toBe(200);
     await s.page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '0', `${row} [data-field=open-alerts]`);
     expect(Number(await text(s.page, '#open-alerts-total'))).toBe(totalBefore);
+    // Silent for longer than its timeout: the sweeper marks it offline and the badge follows.
+    await t.db.query("UPDATE devices SET last_seen_at = now() - interval '1 day' WHERE id = $1", [d.id]);
+    expect(await t.service.sweepOnce!()).toBeGreaterThanOrEqual(1);
+    await s.page.waitForFunction((sel) => document.querySelector(sel)?.textContent === 'offline', `${row} [data-field=status]`);
+    expect(await s.page.getAttribute(`${row} [data-field=status]`, 'class')).toBe('badge offline');
     expect(await s.page.evaluate(() => (window as unknown as { marker: number }).marker)).toBe(42);
     expect(s.problems).toEqual([]);
     await s.context.close();

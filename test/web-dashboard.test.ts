@@ -223,6 +223,14 @@ describe('dashboard and device pages', () => {
     expect(detail.text).toContain('<circle class="gps-start"');
     expect(detail.text).toContain('<circle class="gps-end"');
 
+    // A unit may hold any printable text: in the JSON block it cannot end the script element.
+    expect((await ingest(d.token, { metric_name: 'cargo_door', metric_value: 1, unit: '</script><b>x' })).status).toBe(200);
+    const hostile = (await page(`/devices/${d.id}`, a)).text;
+    expect(hostile).not.toContain('</script><b>');
+    expect(hostile).toContain('\\u003c/script\\u003e\\u003cb\\u003ex');
+    expect(chartData(hostile).series.find((s: { name: string }) => s.name === 'cargo_door').unit).toBe('</script><b>x');
+    expect(hostile).toContain('1 &lt;/script&gt;&lt;b&gt;x');
+
     const hour = chartData((await page(`/devices/${d.id}?range=1h`, a)).text);
     expect(hour.bucket_s).toBe(12);
     expect(hour.series.find((s: { name: string }) => s.name === 'speed_kmh').avg).toEqual([40, 60, 20, 30]);

@@ -32,9 +32,9 @@ export function gpsSvg(track: readonly GpsPoint[]): Html {
   const ys = pts.map((p) => -p.lat);
   const minX = Math.min(...xs);
   const minY = Math.min(...ys);
-  const spanX = Math.max(Math.max(...xs) - minX, MIN_SPAN_DEG);
-  const spanY = Math.max(Math.max(...ys) - minY, MIN_SPAN_DEG);
-  const scale = Math.min((WIDTH - 2 * PAD) / spanX, (HEIGHT - 2 * PAD) / spanY);
+  const spanX = Math.max(...xs) - minX;
+  const spanY = Math.max(...ys) - minY;
+  const scale = Math.min((WIDTH - 2 * PAD) / Math.max(spanX, MIN_SPAN_DEG), (HEIGHT - 2 * PAD) / Math.max(spanY, MIN_SPAN_DEG));
   // Centre the track in the box along the axis it does not fill.
   const offX = (WIDTH - spanX * scale) / 2;
   const offY = (HEIGHT - spanY * scale) / 2;
