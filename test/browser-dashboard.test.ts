@@ -74,6 +74,7 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
     await s.page.waitForFunction(() => document.querySelector('button[data-copy=device-token]')!.textContent === 'Copied');
     expect(await s.page.evaluate(() => navigator.clipboard.readText())).toBe(token);
     expect((await ingest(token, { data: { heart_rate: 72 } })).status).toBe(200);
+    await s.page.screenshot({ path: `${SHOTS}/device-token.png`, fullPage: true });
 
     // A reload re-sends the form: it lands on the dashboard, creates no second device and shows no token.
     await s.page.reload();
