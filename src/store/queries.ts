@@ -285,3 +285,30 @@ export const markWebhookRetry = `
 /** Delivered and failed deliveries are kept 7 days for inspection, then dropped, so the outbox stays bounded. */
 export const purgeOldWebhookDeliveries = `
   DELETE FROM webhook_outbox WHERE (delivered_at < now() - interval '7 days') OR (failed_at < now() - interval '7 days')`;
+
+// Dashboard device pages (src/web/device-*.ts)
+/** Unresolved (open or acknowledged) alerts per device the user may see ($2 true: an admin sees all). */
+export const countUnresolvedAlertsByDevice = `
+  SELECT a.device_id, count(*)::int AS n
+    FROM alerts a JOIN devices d ON d.id = a.device_id
+   WHERE a.status <> 'resolved' AND d.deleted_at IS NULL AND ($2 OR d.owner_id = $1)
+   GROUP BY a.device_id`;
+
+/** $1 device, $2 from, $3 to, $4 bucket seconds: avg per bucket of every metric of a device, for its charts. */
+export const telemetryBucketsAllMetrics = `
+  SELECT metric_name, extract(epoch FROM date_bin(make_interval(secs => $4), time, TIMESTAMPTZ '2000-01-01'))::float8 AS t,
+         avg(metric_value) AS avg
+    FROM telemetry
+   WHERE device_id = $1 AND time >= $2 AND time < $3
+   GROUP BY 1, 2 ORDER BY 1, 2`;
+
+/** The newest $4 GPS points of a device in [$2, $3), newest first (the caller reverses them into a track). */
+export const recentGpsTrack = `
+  SELECT lat, lng FROM gps_points WHERE device_id = $1 AND time >= $2 AND time < $3 ORDER BY time DESC LIMIT $4`;
+
+export const recentModuleEvents = `
+  SELECT time, event_type, readings, detail FROM module_events WHERE device_id = $1 ORDER BY time DESC LIMIT 50`;
+
+export const recentDeviceAlerts = `
+  SELECT id, metric_name, value, severity, status, opened_at, resolved_at
+    FROM alerts WHERE device_id = $1 ORDER BY opened_at DESC, id DESC LIMIT 50`;

@@ -1,8 +1,5 @@
-import type { LiveSession } from '../auth/sessions.js';
 import { html } from './html.js';
 import { layout } from './layout.js';
-
-export interface DeviceRow { id: number; name: string; module: string; status: string; last_seen_at: Date | string | null }
 
 export function loginPage(csrfToken: string, email = '', message = ''): string {
   return layout('Log in', html`<h1>Log in</h1>
@@ -15,25 +12,6 @@ ${message ? html`<p class="error" role="alert">${message}</p>` : ''}
 <input id="password" name="password" type="password" autocomplete="current-password" required>
 <button type="submit">Log in</button>
 </form>`);
-}
-
-function lastSeen(v: Date | string | null): string {
-  if (v === null) return 'never';
-  const d = v instanceof Date ? v : new Date(v);
-  return d.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
-}
-
-export function devicesPage(session: LiveSession, devices: readonly DeviceRow[]): string {
-  const rows = devices.map((d) => html`<tr>
-<td>${d.name}</td><td>${d.module}</td><td class="status-${d.status === 'online' ? 'online' : 'offline'}">${d.status}</td><td>${lastSeen(d.last_seen_at)}</td>
-</tr>
-`);
-  return layout('Devices', html`<h1>Devices</h1>
-${devices.length === 0 ? html`<p>No devices yet.</p>` : html`<table id="devices">
-<thead><tr><th>Name</th><th>Module</th><th>Status</th><th>Last seen</th></tr></thead>
-<tbody>
-${rows}</tbody>
-</table>`}`, { session, active: '/devices' });
 }
 
 /** The 403 of a failed CSRF or Origin check: nothing changed; a reload gets a fresh form. */

@@ -3,10 +3,9 @@ import type { Sessions } from '../auth/sessions.js';
 import type { TemplatedApp } from '../http/uws.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';
-import * as q from '../store/queries.js';
 import { registerAssets } from './assets.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { devicesPage, type DeviceRow } from './pages.js';
+import { registerDeviceRoutes } from './device-routes.js';
 import { createWebRouter } from './router.js';
 import { registerSettingsRoutes } from './settings-routes.js';
 
@@ -21,6 +20,8 @@ export interface WebDeps {
   cookieSecure: boolean;
   /** TRUST_PROXY=1: the client address comes from X-Forwarded-For (see http/client-ip.ts). */
   trustProxy: boolean;
+  /** The service's clock (injectable in tests): relative times and chart ranges. */
+  now?: () => number;
 }
 
 /** The browser side of SPEC §4.3: one router, and a module per group of pages. */
@@ -29,12 +30,7 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
   registerAuthRoutes(router, deps);
   registerAssets(router);
   registerSettingsRoutes(router, deps);
-
-  router.page('/devices', async (req) => {
-    const { user } = req.session;
-    const res = await deps.pool.query<DeviceRow>(q.listVisibleDevices, [user.id, user.role === 'admin', null]);
-    return { status: 200, body: devicesPage(req.session, res.rows) };
-  });
+  registerDeviceRoutes(router, deps);
 
   router.open('get', '/', async () => ({ status: 303, location: '/devices' }));
 }
