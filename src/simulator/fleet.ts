@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createDevice, rotateDeviceToken } from '../auth/device-registry.js';
-import { hashToken } from '../auth/device-tokens.js';
+import { generateToken, hashToken } from '../auth/device-tokens.js';
 import { UserInputError } from '../auth/users.js';
 import { MODULES, type Module } from '../ingest/modules.js';
 import type { Pool } from '../store/db.js';
@@ -65,35 +65,48 @@ async function lookUp(pool: Pool, ids: number[]): Promise<Map<number, StoredDevi
 /** The module of slot i: round-robin, so any six consecutive devices cover every module. */
 export const moduleOfSlot = (i: number): Module => MODULES[i % MODULES.length];
 
+const CREATE_CHUNK = 1000;
+
 /**
  * `count` devices of the owner, slot i of module moduleOfSlot(i). Saved devices still live and owned by the
- * owner are reused (a token that no longer matches is rotated); the rest are created. Returns the devices
- * for the run and the list to save: those plus saved devices still live that this run does not use.
+ * owner are reused (a token that no longer matches is rotated); the rest are created, in bulk (the
+ * `device:bulk-create` insert). Returns the devices for the run and the list to save: those plus saved devices
+ * still live that this run does not use (another owner's, or beyond `count`).
  */
 export async function provisionDevices(pool: Pool, ownerId: number, count: number, saved: readonly SimDevice[]): Promise<{ devices: SimDevice[]; keep: SimDevice[]; stats: ProvisionStats }> {
   const stored = await lookUp(pool, saved.map((d) => d.id));
   const live = saved.filter((d) => { const s = stored.get(d.id); return s !== undefined && !s.deleted && s.module === d.module; });
-  const unused = new Set(live);
+  const reusable = new Map<Module, SimDevice[]>(MODULES.map((m) => [m, []]));
+  for (const d of live) if (stored.get(d.id)!.owner_id === ownerId) reusable.get(d.module)!.push(d);
+  const used = new Set<number>();
   const stats: ProvisionStats = { reused: 0, rotated: 0, created: 0 };
-  const devices: SimDevice[] = [];
+  const devices: SimDevice[] = new Array(count);
+  const toCreate = new Map<Module, number[]>(MODULES.map((m) => [m, []]));
   for (let i = 0; i < count; i++) {
     const module = moduleOfSlot(i);
-    const candidate = [...unused].find((d) => d.module === module && stored.get(d.id)!.owner_id === ownerId);
-    if (candidate) {
-      unused.delete(candidate);
-      if (stored.get(candidate.id)!.api_token_hash === hashToken(candidate.token)) {
-        devices.push(candidate);
-        stats.reused++;
-      } else {
-        devices.push({ ...candidate, token: (await rotateDeviceToken(pool, candidate.id)).token });
-        stats.rotated++;
-      }
-      continue;
+    const candidate = reusable.get(module)!.shift();
+    if (!candidate) { toCreate.get(module)!.push(i); continue; }
+    used.add(candidate.id);
+    if (stored.get(candidate.id)!.api_token_hash === hashToken(candidate.token)) {
+      devices[i] = candidate;
+      stats.reused++;
+    } else {
+      devices[i] = { ...candidate, token: (await rotateDeviceToken(pool, candidate.id)).token };
+      stats.rotated++;
     }
-    devices.push(await createDevice(pool, ownerId, `sim-${module}-${i + 1}`, module));
-    stats.created++;
   }
-  return { devices, keep: [...devices, ...unused], stats };
+  for (const [module, slots] of toCreate) {
+    for (let from = 0; from < slots.length; from += CREATE_CHUNK) {
+      const chunk = slots.slice(from, from + CREATE_CHUNK);
+      const names = chunk.map((i) => `sim-${module}-${i + 1}`);
+      const tokens = names.map(() => generateToken());
+      const res = await pool.query<{ id: number; name: string }>(q.insertDevicesBulk, [ownerId, names, module, tokens.map(hashToken)]);
+      const idByName = new Map(res.rows.map((r) => [r.name, r.id]));
+      chunk.forEach((slot, k) => { devices[slot] = { id: idByName.get(names[k])!, name: names[k], module, token: tokens[k] }; });
+      stats.created += chunk.length;
+    }
+  }
+  return { devices, keep: [...devices, ...live.filter((d) => !used.has(d.id))], stats };
 }
 
 /**

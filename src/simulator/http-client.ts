@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 
 export interface PostResult {
-  /** HTTP status, or 0 when the request failed before any answer (refused, reset, timed out). */
+  /** HTTP status; 0 when the request failed before any answer (refused, reset, timed out); -1 when cancelled unsent. */
   status: number;
   /** Retry-After in seconds, when the answer had one. */
   retryAfterS: number | null;
@@ -17,7 +17,7 @@ export class IngestClient {
   private readonly agent: http.Agent;
   private readonly target: URL;
   private readonly lib: typeof http | typeof https;
-  private waiting: (() => void)[] = [];
+  private waiting: ((go: boolean) => void)[] = [];
   inFlight = 0;
 
   constructor(baseUrl: string, private readonly concurrency: number) {
@@ -26,19 +26,28 @@ export class IngestClient {
     this.agent = new this.lib.Agent({ keepAlive: true, maxSockets: concurrency });
   }
 
-  private async acquire(): Promise<void> {
-    if (this.inFlight < this.concurrency) { this.inFlight++; return; }
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  /** Requests waiting for a free slot: more than a few means the service is slower than the fleet. */
+  get queued(): number { return this.waiting.length; }
+
+  /** Resolves true with a slot held, or false when cancelWaiting() was called first. */
+  private acquire(): Promise<boolean> | boolean {
+    if (this.inFlight < this.concurrency) { this.inFlight++; return true; }
+    return new Promise<boolean>((resolve) => this.waiting.push(resolve));
   }
 
   private release(): void {
     const next = this.waiting.shift();
-    if (next) next(); else this.inFlight--;
+    if (next) next(true); else this.inFlight--;
+  }
+
+  /** On stop: the readings still waiting for a slot are not sent (their post() answers -1). */
+  cancelWaiting(): void {
+    for (const w of this.waiting.splice(0)) w(false);
   }
 
   /** POSTs one body with the device's token; never throws. The token goes only into the header. */
   async post(token: string, body: string): Promise<PostResult> {
-    await this.acquire();
+    if (!(await this.acquire())) return { status: -1, retryAfterS: null, error: 'cancelled' };
     try {
       return await new Promise<PostResult>((resolve) => {
         const req = this.lib.request(this.target, {

@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
       const s = runner.stats;
       const rate = (s.sent - lastSent) / (PROGRESS_EVERY_MS / 1000);
       lastSent = s.sent;
-      log(`${Math.round((Date.now() - startedAt) / 1000)} s: ${formatStats(s)}; ${rate.toFixed(1)} req/s, in flight ${client.inFlight}`);
+      log(`${Math.round((Date.now() - startedAt) / 1000)} s: ${formatStats(s)}; ${rate.toFixed(1)} req/s, in flight ${client.inFlight}, waiting ${client.queued}`);
     }, PROGRESS_EVERY_MS);
     const stop = (why: string) => { log(`${why}: stopping (clearing raised flags, waiting for requests in flight)`); runner.stop(); };
     process.once('SIGINT', () => stop('SIGINT'));

@@ -6,6 +6,7 @@ import type { SimDevice } from './fleet.js';
 import { clearingSample, createDeviceState, nextSample, seededRandom, toBody, type DeviceState, type Sample } from './readings.js';
 
 export interface RunStats {
+  /** Requests sent and answered (or failed on the network); readings still waiting for a slot are not counted. */
   sent: number;
   ok: number;
   /** Non-200 answers by status; "network" for requests that got no answer. */
@@ -58,6 +59,7 @@ export class FleetRunner {
 
   stop(): void {
     this.stopping = true;
+    this.client.cancelWaiting();
     for (const w of this.wake.splice(0)) w();
   }
 
@@ -105,9 +107,10 @@ export class FleetRunner {
   private async deliver(slot: Slot, body: string, attempts: number, evenWhenStopping = false): Promise<void> {
     let backoffMs = 1000;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) this.stats.retried++;
-      this.stats.sent++;
       const r = await this.client.post(slot.device.token, body);
+      if (r.status === -1) return; // stopping: never sent
+      this.stats.sent++;
+      if (attempt > 1) this.stats.retried++;
       if (r.status === 200) { this.stats.ok++; return; }
       const key = r.status === 0 ? 'network' : String(r.status);
       this.stats.errors[key] = (this.stats.errors[key] ?? 0) + 1;
