@@ -59,14 +59,16 @@ export async function openBenchDatabase(serverUrl: string | undefined, log: (m: 
   }
 }
 
-export interface Fleet { ownerId: number; ids: number[]; tokens: string[] }
+export interface Fleet { ownerId: number; ownerEmail: string; ownerPassword: string; ids: number[]; tokens: string[] }
 
 const PROVISION_CHUNK = 1000;
+export const FLEET_OWNER_EMAIL = 'bench@example.com';
 
 /** One user and `count` devices, inserted like `device:bulk-create` does, keeping the plaintext tokens. */
-export async function provisionFleet(pool: Pool, count: number, module: string): Promise<Fleet> {
-  const owner = await createUser(pool, 'bench@example.com', crypto.randomBytes(12).toString('base64url'));
-  const fleet: Fleet = { ownerId: owner.id, ids: [], tokens: [] };
+export async function provisionFleet(pool: Pool, count: number, module: string, ownerEmail = FLEET_OWNER_EMAIL): Promise<Fleet> {
+  const ownerPassword = crypto.randomBytes(12).toString('base64url');
+  const owner = await createUser(pool, ownerEmail, ownerPassword);
+  const fleet: Fleet = { ownerId: owner.id, ownerEmail, ownerPassword, ids: [], tokens: [] };
   const stamp = Date.now().toString(36);
   for (let done = 0; done < count;) {
     const n = Math.min(PROVISION_CHUNK, count - done);
@@ -80,17 +82,21 @@ export async function provisionFleet(pool: Pool, count: number, module: string):
   return fleet;
 }
 
-/** Telemetry rows whose metric name starts with `prefix` (each workload has its own prefix). */
-export async function countTelemetry(pool: Pool, prefix: string): Promise<number> {
-  const res = await pool.query<{ n: number }>("SELECT count(*)::int8 AS n FROM telemetry WHERE metric_name LIKE $1 || '%'", [prefix]);
+/** Which rows belong to a workload: a metric-name prefix ("w2."), or the exact names it sends (W1's health metrics). */
+export type MetricFilter = string | readonly string[];
+const where = (f: MetricFilter) => (typeof f === 'string' ? "metric_name LIKE $1 || '%'" : 'metric_name = ANY($1::text[])');
+
+/** Telemetry rows of one workload (the tables are emptied before each). */
+export async function countTelemetry(pool: Pool, filter: MetricFilter): Promise<number> {
+  const res = await pool.query<{ n: number }>(`SELECT count(*)::int8 AS n FROM telemetry WHERE ${where(filter)}`, [filter]);
   return res.rows[0].n;
 }
 
 /** Fault injection (BENCH_INJECT_LOSS=1): deletes the readings of one stored request, to see the check fail. */
-export async function deleteOneRequestRows(pool: Pool, prefix: string): Promise<number> {
+export async function deleteOneRequestRows(pool: Pool, filter: MetricFilter): Promise<number> {
   const res = await pool.query(`
-    DELETE FROM telemetry WHERE metric_name LIKE $1 || '%' AND (device_id, time) IN (
-      SELECT device_id, time FROM telemetry WHERE metric_name LIKE $1 || '%' LIMIT 1)`, [prefix]);
+    DELETE FROM telemetry WHERE ${where(filter)} AND (device_id, time) IN (
+      SELECT device_id, time FROM telemetry WHERE ${where(filter)} LIMIT 1)`, [filter]);
   return res.rowCount ?? 0;
 }
 

@@ -1,19 +1,23 @@
 // `npm run bench`: the ingestion service under autocannon against its own ceilings, measured in one run on
-// one machine. Fails (exit 1) when an acknowledged reading is missing or extra, or on any 5xx; the speed
-// targets are reported, not enforced. See bench/README.md.
+// one machine, plus W1 with the alert rules off and the ingest -> WebSocket push latency. Fails (exit 1) when an
+// acknowledged reading is missing or extra, on any 5xx, or when a push never arrives; the speed targets are
+// reported, not enforced. See bench/README.md.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config/load.js';
 import type { Pool } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
-import { countTelemetry, createPool, deleteOneRequestRows, openBenchDatabase, provisionFleet, resetTimeSeries, serverVersion, type BenchDatabase, type Fleet } from './database.js';
-import { runLoad, type LoadResult } from './load.js';
+import { countTelemetry, createPool, deleteOneRequestRows, openBenchDatabase, provisionFleet, resetTimeSeries, serverVersion, type BenchDatabase, type Fleet, type MetricFilter } from './database.js';
+import { runLoad } from './load.js';
 import { DIST_DIR, readCpuSeconds, RssSampler, startBareUwsChild, startServiceChild, type Child } from './processes.js';
 import { formatProfiles, summariseProfileDir, type ThreadProfile } from './profile-summary.js';
 import { measureRawCopy, type RawCopyResult } from './raw-copy.js';
-import { batchStatsBetween, readBatchCounters, type BatchStats } from './service-metrics.js';
-import { batchBodies, flatBodies, readingsIn } from './workloads.js';
+import { measurePushLatency, PUSH_SEQ_METRIC } from './push-latency.js';
+import { fmt, mark, printPush, printWorkload, pushJson, round, workloadJson, type PushReport, type WorkloadReport } from './report.js';
+import { countEnabledRules, disableAllRules, enableRules, ruleActivitySince } from './rules.js';
+import { batchStatsBetween, readBatchCounters } from './service-metrics.js';
+import { batchBodies, flatBodies, healthBodies, readingsIn, W1_METRIC_NAMES } from './workloads.js';
 
 const env = process.env;
 const num = (name: string, def: number) => (env[name] ? Number(env[name]) : def);
@@ -26,37 +30,30 @@ const settings = {
   w2Readings: num('BENCH_W2_READINGS', 200),
   copyRows: num('BENCH_COPY_ROWS', 2_000_000),
   copyMaxS: num('BENCH_COPY_MAX_S', 30),
+  /** W1 again with every alert rule disabled, to report the rules' cost (0: skip). */
+  rulesCompare: env.BENCH_RULES_COMPARE !== '0',
+  pushRatePerS: num('BENCH_PUSH_RATE', 150),
+  pushDurationS: num('BENCH_PUSH_DURATION_S', 5),
+  pushBackgroundConnections: num('BENCH_PUSH_BG_CONNECTIONS', 10),
+  pushBackgroundDevices: num('BENCH_PUSH_BG_DEVICES', 200),
   cpuProfile: env.BENCH_CPU_PROF === '1',
   /** Deletes one request's stored rows before W1's count: shows that the no-loss check does fail. */
   injectLoss: env.BENCH_INJECT_LOSS === '1',
 };
 for (const [k, v] of Object.entries(settings)) {
-  if (typeof v === 'number' && !(Number.isFinite(v) && v > 0)) throw new Error(`bench setting ${k} must be a positive number; got ${v}`);
+  // 0 background connections: the push mode without background load.
+  const min = k === 'pushBackgroundConnections' ? 0 : Number.MIN_VALUE;
+  if (typeof v === 'number' && !(Number.isFinite(v) && v >= min)) throw new Error(`bench setting ${k} must be a positive number; got ${v}`);
 }
 const serviceConfig = loadConfig(env);
 const ROOT = path.resolve(DIST_DIR, '..');
 const RESULTS_FILE = path.join(ROOT, 'bench', 'results', 'latest.json');
-const TARGETS = { copyRatio: 0.5, uwsRatio: 0.4, p99Ms: 100, rssMb: 400 };
+const TARGETS = { copyRatio: 0.5, uwsRatio: 0.4, p99Ms: 100, rssMb: 400, rulesOnOffRatio: 0.9, pushP99Ms: 250 };
 // Everything, the drains and start-ups included, ends well within this; past it the run is stuck.
-const WATCHDOG_MS = (settings.durationS * 3 + settings.warmupS + settings.copyMaxS + 240) * 1000;
+const WATCHDOG_MS = (settings.durationS * 4 + settings.warmupS + settings.pushDurationS + settings.copyMaxS + 300) * 1000;
 
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 const mb = (bytes: number | null) => (bytes === null ? null : Math.round(bytes / 1048576));
-const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-
-interface WorkloadReport {
-  name: string;
-  connections: number;
-  readingsPerRequest: number;
-  load: LoadResult;
-  readingsPerS: number;
-  peakRssMb: number | null;
-  batches: BatchStats;
-  /** CPU cores kept busy on average: the service process (all threads) and the bench process (autocannon). */
-  cpuCores: { service: number | null; loadGenerator: number };
-  storedRows: number;
-  noLoss: boolean;
-}
 
 // Resources to release whatever happens; cleanup() is idempotent.
 let database: BenchDatabase | null = null;
@@ -72,7 +69,7 @@ function cleanup(): Promise<void> {
   return cleaning;
 }
 
-async function runWorkload(name: string, prefix: string, service: Child, rss: RssSampler, fleet: Fleet, bodies: string[], connections: number, durationS: number): Promise<WorkloadReport> {
+async function runWorkload(name: string, filter: MetricFilter, service: Child, rss: RssSampler, fleet: Fleet, bodies: string[], connections: number, durationS: number): Promise<WorkloadReport> {
   await resetTimeSeries(pool!);
   rss.reset();
   log(`${name}: ${connections} connections for ${durationS} s`);
@@ -90,31 +87,15 @@ async function runWorkload(name: string, prefix: string, service: Child, rss: Rs
   const peakRssMb = mb(rss.peak());
   if (service.proc.exitCode !== null) throw new Error(`the service exited (code ${service.proc.exitCode}) during ${name}:\n${service.stderrTail()}`);
   const batches = batchStatsBetween(before, await readBatchCounters(baseUrl));
-  if (settings.injectLoss && prefix === 'w1.') log(`BENCH_INJECT_LOSS: deleted ${await deleteOneRequestRows(pool!, prefix)} stored ${name} rows`);
+  if (settings.injectLoss && filter === W1_METRIC_NAMES) log(`BENCH_INJECT_LOSS: deleted ${await deleteOneRequestRows(pool!, filter)} stored ${name} rows`);
   // Every request has been answered (the drain), and a 200 is sent only after commit: the rows are all in.
-  const storedRows = await countTelemetry(pool!, prefix);
+  const storedRows = await countTelemetry(pool!, filter);
   return {
     name, connections, readingsPerRequest: readingsIn(bodies[0]), load,
     readingsPerS: load.insertedSum / load.durationS, peakRssMb, batches, cpuCores, storedRows,
     noLoss: storedRows === load.insertedSum && load.badBodies === 0,
   };
 }
-
-function printWorkload(w: WorkloadReport): void {
-  const l = w.load;
-  const codes = Object.entries(l.status).map(([c, n]) => `${c}:${n}`).join(' ');
-  console.log(`\n${w.name} (${w.readingsPerRequest} readings/request, ${w.connections} connections, ${l.durationS.toFixed(1)} s)`);
-  console.log(`  req/s            ${fmt(l.reqPerS)}   (status ${codes}; non-2xx ${l.non2xx}; 5xx ${l.status5xx}; errors ${l.errors}; timeouts ${l.timeouts}; unanswered ${l.unanswered})`);
-  console.log(`  readings/s       ${fmt(w.readingsPerS)}`);
-  console.log(`  latency ms       p50 ${l.latencyMs.p50}  p99 ${l.latencyMs.p99}  max ${l.latencyMs.max}`);
-  console.log(`  peak RSS         ${w.peakRssMb ?? 'n/a'} MB (service process, sampled every 100 ms)`);
-  console.log(`  batches          ${fmt(w.batches.batches)}, ${fmt(w.batches.avgRows)} rows and ${fmt(w.batches.avgFlushMs, 1)} ms flush-to-commit on average (service /metrics)`);
-  console.log(`  CPU              service ${w.cpuCores.service?.toFixed(2) ?? 'n/a'} cores, load generator ${w.cpuCores.loadGenerator.toFixed(2)} cores (of ${os.cpus().length})`);
-  console.log(`  no-loss check    stored ${fmt(w.storedRows)} rows vs inserted ${fmt(l.insertedSum)} over ${fmt(l.ok200)} 200s` +
-    `${l.badBodies ? ` (${l.badBodies} 200 bodies without inserted)` : ''}: ${w.noLoss ? 'PASS' : 'FAIL'}`);
-}
-
-const mark = (ok: boolean) => (ok ? 'PASS' : 'MISS');
 
 async function main(): Promise<number> {
   const machine = {
@@ -134,10 +115,13 @@ async function main(): Promise<number> {
   machine.storage = await migrate(pool);
   machine.postgres = await serverVersion(pool);
   machine.database = database.source;
-  const fleet = await provisionFleet(pool, settings.devices, 'factory');
+  const fleet = await provisionFleet(pool, settings.devices, 'health');
+  // The push mode's background load comes from another owner's devices: the live client is not sent their pushes.
+  const backgroundFleet = settings.pushBackgroundConnections > 0
+    ? await provisionFleet(pool, settings.pushBackgroundDevices, 'health', 'bench-background@example.com') : null;
   log(`PostgreSQL ${machine.postgres} (${machine.database}, ${machine.storage}); ${fleet.ids.length} devices provisioned`);
 
-  const w1Bodies = flatBodies('w1.', settings.devices);
+  const w1Bodies = healthBodies(settings.devices);
   const warmBodies = flatBodies('warm.', 100, 7);
   const w2Bodies = batchBodies('w2.', 100, settings.w2Readings, Date.now());
 
@@ -156,8 +140,39 @@ async function main(): Promise<number> {
   const rss = new RssSampler(service.pid);
   log(`service pid ${service.pid} on port ${service.port}; warm-up ${settings.warmupS} s (token cache, JIT)`);
   const warm = await runLoad({ url: `http://127.0.0.1:${service.port}`, path: '/api/telemetry-ingest', connections: settings.w1Connections, durationS: settings.warmupS, tokens: fleet.tokens, bodies: warmBodies });
-  const w1 = await runWorkload('W1 flat form', 'w1.', service, rss, fleet, w1Bodies, settings.w1Connections, settings.durationS);
+  // W1 with the default rules enabled; then, for the rules' cost, half as long with every rule disabled and half
+  // as long enabled again: on, off, on, so that a drift over the run (warm-up, table growth) cancels out.
+  const rulesEnabled = await countEnabledRules(pool);
+  const runW1 = async (name: string, rulesOn: boolean, durationS: number) => {
+    const since = Date.now();
+    const w = await runWorkload(name, W1_METRIC_NAMES, service, rss, fleet, w1Bodies, settings.w1Connections, durationS);
+    w.rules = { enabled: rulesOn ? rulesEnabled : 0, activity: await ruleActivitySince(pool!, since) };
+    return w;
+  };
+  const w1 = await runW1('W1 flat form', true, settings.durationS);
+  let w1Off: WorkloadReport | null = null;
+  let w1OnAgain: WorkloadReport | null = null;
+  if (settings.rulesCompare) {
+    const disabled = await disableAllRules(pool);
+    try { w1Off = await runW1('W1 flat form, alert rules disabled', false, settings.durationS / 2); } finally { await enableRules(pool, disabled); }
+    w1OnAgain = await runW1('W1 flat form, alert rules enabled again', true, settings.durationS / 2);
+  }
   const w2 = await runWorkload('W2 batch form', 'w2.', service, rss, fleet, w2Bodies, settings.w2Connections, settings.durationS);
+
+  // Ingest 200 -> WebSocket push latency, with a background load on other devices.
+  await resetTimeSeries(pool);
+  log(`push latency: ${settings.pushRatePerS} req/s for ${settings.pushDurationS} s, background ${settings.pushBackgroundConnections} connections`);
+  const pushResult = await measurePushLatency({
+    baseUrl: `http://127.0.0.1:${service.port}`, email: fleet.ownerEmail, password: fleet.ownerPassword,
+    deviceIds: fleet.ids, tokens: fleet.tokens, ratePerS: settings.pushRatePerS, durationS: settings.pushDurationS,
+    background: backgroundFleet ? { tokens: backgroundFleet.tokens, bodies: w1Bodies, connections: settings.pushBackgroundConnections } : null,
+  });
+  const pushStored = await countTelemetry(pool, [...W1_METRIC_NAMES, PUSH_SEQ_METRIC]);
+  const push: PushReport = {
+    result: pushResult, devices: fleet.ids.length, storedRows: pushStored,
+    noLoss: pushStored === pushResult.insertedSum + (pushResult.background?.insertedSum ?? 0) && (pushResult.background?.badBodies ?? 0) === 0,
+  };
+  if (service.proc.exitCode !== null) throw new Error(`the service exited (code ${service.proc.exitCode}) during the push mode:\n${service.stderrTail()}`);
   rss.stop();
   const serviceExit = await service.stop();
   children.delete(service);
@@ -180,7 +195,10 @@ async function main(): Promise<number> {
   console.log('the load generator (autocannon) runs on the same machine, in the bench process');
   console.log(`\nwarm-up: ${fmt(warm.reqPerS)} req/s, status ${JSON.stringify(warm.status)}`);
   printWorkload(w1);
+  if (w1Off) printWorkload(w1Off);
+  if (w1OnAgain) printWorkload(w1OnAgain);
   printWorkload(w2);
+  printPush(push, settings.pushRatePerS, settings.pushBackgroundConnections);
   console.log(`\nbare uWS (W1 requests, ${settings.w1Connections} connections, ${bareLoad.durationS.toFixed(1)} s)`);
   console.log(`  req/s            ${fmt(bareLoad.reqPerS)}   (status ${JSON.stringify(bareLoad.status)}; p50 ${bareLoad.latencyMs.p50} ms, p99 ${bareLoad.latencyMs.p99} ms)`);
   console.log(`\nraw COPY (${serviceConfig.ingestWorkers} connections, ${serviceConfig.batchMaxRows} rows per transaction, binary)`);
@@ -190,44 +208,61 @@ async function main(): Promise<number> {
   const uwsRatio = w1.load.reqPerS / bareLoad.reqPerS;
   const p99 = Math.max(w1.load.latencyMs.p99, w2.load.latencyMs.p99);
   const peakRss = Math.max(w1.peakRssMb ?? 0, w2.peakRssMb ?? 0);
+  const rulesOnReqPerS = w1OnAgain ? (w1.load.reqPerS + w1OnAgain.load.reqPerS) / 2 : NaN;
+  const rulesRatio = w1Off ? rulesOnReqPerS / w1Off.load.reqPerS : NaN;
   const targets = {
     copyRatio: { value: copyRatio, target: TARGETS.copyRatio, met: copyRatio >= TARGETS.copyRatio },
     uwsRatio: { value: uwsRatio, target: TARGETS.uwsRatio, met: uwsRatio >= TARGETS.uwsRatio },
     p99Ms: { value: p99, target: TARGETS.p99Ms, met: p99 <= TARGETS.p99Ms },
     peakRssMb: { value: peakRss, target: TARGETS.rssMb, met: w1.peakRssMb !== null && peakRss <= TARGETS.rssMb },
+    ...(w1Off ? { rulesOnOffRatio: { value: rulesRatio, target: TARGETS.rulesOnOffRatio, met: rulesRatio >= TARGETS.rulesOnOffRatio } } : {}),
+    pushP99Ms: { value: pushResult.latencyMs.p99, target: TARGETS.pushP99Ms, met: pushResult.latencyMs.count > 0 && pushResult.latencyMs.p99 < TARGETS.pushP99Ms },
   };
   console.log('\ntargets (reported, not enforced)');
   console.log(`  W2 readings/s / raw COPY rows/s = ${fmt(w2.readingsPerS)} / ${fmt(copy.rowsPerS)} = ${copyRatio.toFixed(2)}  (>= ${TARGETS.copyRatio})  ${mark(targets.copyRatio.met)}`);
   console.log(`  W1 req/s / bare uWS req/s       = ${fmt(w1.load.reqPerS)} / ${fmt(bareLoad.reqPerS)} = ${uwsRatio.toFixed(2)}  (>= ${TARGETS.uwsRatio})  ${mark(targets.uwsRatio.met)}`);
   console.log(`  p99 latency (worst of W1, W2)   = ${p99} ms  (<= ${TARGETS.p99Ms} ms)  ${mark(targets.p99Ms.met)}`);
   console.log(`  peak service RSS (W1, W2)       = ${peakRss} MB  (<= ${TARGETS.rssMb} MB)  ${mark(targets.peakRssMb.met)}`);
+  if (w1Off) {
+    console.log(`  W1 rules on / rules off req/s   = ${fmt(rulesOnReqPerS)} / ${fmt(w1Off.load.reqPerS)} = ${rulesRatio.toFixed(2)}  (>= ${TARGETS.rulesOnOffRatio})  ${mark(rulesRatio >= TARGETS.rulesOnOffRatio)}` +
+      '  (rules on: mean of the runs before and after the rules-off run)');
+  }
+  console.log(`  ingest 200 -> push p99          = ${pushResult.latencyMs.p99} ms  (< ${TARGETS.pushP99Ms} ms)  ${mark(targets.pushP99Ms.met)}`);
 
   const failures: string[] = [];
-  for (const w of [w1, w2]) {
+  for (const w of [w1, w1Off, w1OnAgain, w2].filter((x): x is WorkloadReport => x !== null)) {
     if (!w.noLoss) failures.push(`${w.name}: stored ${w.storedRows} rows but the 200s acknowledged ${w.load.insertedSum}`);
     if (w.load.status5xx > 0) failures.push(`${w.name}: ${w.load.status5xx} answers were 5xx`);
     if (w.load.ok200 === 0) failures.push(`${w.name}: no request succeeded`);
   }
   if (warm.status5xx > 0) failures.push(`warm-up: ${warm.status5xx} answers were 5xx`);
+  // The rules must really evaluate W1 when on, and not at all when off, or the comparison measures nothing.
+  for (const w of [w1, w1OnAgain]) {
+    if (w && w.rules!.activity.pairsEvaluated === 0) failures.push(`${w.name}: no alert rule evaluated its readings (${rulesEnabled} rules enabled)`);
+  }
+  if (w1Off && w1Off.rules!.activity.pairsEvaluated > 0) failures.push(`${w1Off.name}: rules still evaluated ${w1Off.rules!.activity.pairsEvaluated} (rule, device) pairs`);
+  const pr = push.result;
+  const pushErrors = Object.entries(pr.status).filter(([c]) => c === 'network' || Number(c) >= 500).reduce((n, [, v]) => n + v, 0);
+  if (pr.missing > 0) failures.push(`push mode: ${pr.missing} of ${pr.ok200} acknowledged readings got no WebSocket push within 5 s`);
+  if (pushErrors > 0) failures.push(`push mode: ${pushErrors} paced requests failed (5xx or no answer)`);
+  if (pr.ok200 === 0) failures.push('push mode: no paced request succeeded');
+  if ((pr.background?.status5xx ?? 0) > 0) failures.push(`push mode: ${pr.background!.status5xx} background answers were 5xx`);
+  if (!push.noLoss) failures.push(`push mode: stored ${push.storedRows} rows but the 200s acknowledged ${pr.insertedSum + (pr.background?.insertedSum ?? 0)}`);
   if (copyStored !== copy.rows) failures.push(`raw COPY: stored ${copyStored} rows of ${copy.rows} copied`);
   console.log(`\nchecks (enforced): ${failures.length === 0 ? 'PASS: no acknowledged reading lost or duplicated, no 5xx' : `FAIL\n  ${failures.join('\n  ')}`}`);
   console.log(`service stopped on SIGTERM with exit code ${serviceExit}${serviceExit === 0 ? '' : ' (expected 0 after a graceful drain)'}`);
   if (profiles.length > 0) console.log(`\nservice CPU profile, top self time per thread:\n${formatProfiles(profiles)}`);
 
-  const strip = (w: WorkloadReport) => ({
-    connections: w.connections, readingsPerRequest: w.readingsPerRequest, durationS: round(w.load.durationS, 2),
-    reqPerS: round(w.load.reqPerS), readingsPerS: round(w.readingsPerS), latencyMs: w.load.latencyMs,
-    status: w.load.status, non2xx: w.load.non2xx, status5xx: w.load.status5xx, unanswered: w.load.unanswered,
-    peakRssMb: w.peakRssMb, batches: { count: w.batches.batches, avgRows: round(w.batches.avgRows), avgFlushMs: round(w.batches.avgFlushMs, 1) },
-    cpuCores: { service: w.cpuCores.service === null ? null : round(w.cpuCores.service, 2), loadGenerator: round(w.cpuCores.loadGenerator, 2) },
-    storedRows: w.storedRows, insertedSum: w.load.insertedSum, noLoss: w.noLoss,
-  });
   const results = {
     date: new Date().toISOString(),
     machine: { ...machine, loadGenerator: 'autocannon in the bench process, same machine' },
     settings: { ...settings, ingestWorkers: serviceConfig.ingestWorkers, batchMaxRows: serviceConfig.batchMaxRows, batchMaxWaitMs: serviceConfig.batchMaxWaitMs },
-    w1: strip(w1),
-    w2: strip(w2),
+    w1: workloadJson(w1),
+    w1RulesOff: w1Off ? workloadJson(w1Off) : null,
+    w1RulesOnAgain: w1OnAgain ? workloadJson(w1OnAgain) : null,
+    rulesComparison: w1Off ? { sequence: 'on (W1), off (half), on (half)', rulesEnabled, onReqPerS: round(rulesOnReqPerS), offReqPerS: round(w1Off.load.reqPerS), onOffRatio: round(rulesRatio, 3) } : null,
+    w2: workloadJson(w2),
+    pushLatency: pushJson(push, settings.pushRatePerS, settings.pushBackgroundConnections),
     bareUws: { connections: settings.w1Connections, reqPerS: round(bareLoad.reqPerS), latencyMs: bareLoad.latencyMs, status: bareLoad.status },
     rawCopy: { connections: serviceConfig.ingestWorkers, batchRows: serviceConfig.batchMaxRows, rows: copy.rows, seconds: round(copy.seconds, 2), rowsPerS: round(copy.rowsPerS) },
     targets: Object.fromEntries(Object.entries(targets).map(([k, t]) => [k, { ...t, value: round(t.value, 3) }])),
@@ -239,11 +274,6 @@ async function main(): Promise<number> {
   fs.writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   console.log(`\nresults written to ${path.relative(process.cwd(), RESULTS_FILE)}`);
   return failures.length === 0 ? 0 : 1;
-}
-
-function round(v: number, digits = 0): number {
-  const f = 10 ** digits;
-  return Math.round(v * f) / f;
 }
 
 const watchdog = setTimeout(() => {

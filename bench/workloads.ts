@@ -34,12 +34,43 @@ export function metricValue(i: number, rnd: () => number): number {
   return round2(m.base + (rnd() - 0.5) * m.spread);
 }
 
-/** W1: the flat form, `{"data": {...10 numbers}}`, stamped with server time (no recorded_at). */
+/** The flat form, `{"data": {...10 numbers}}` under `prefix`, stamped with server time (the warm-up's bodies). */
 export function flatBodies(prefix: string, count: number, seed = 1): string[] {
   const rnd = seededRandom(seed);
   return Array.from({ length: count }, () => {
     const data: Record<string, number> = {};
     METRICS.forEach((m, i) => { data[prefix + m.name] = metricValue(i, rnd); });
+    return JSON.stringify({ data });
+  });
+}
+
+/**
+ * W1's ten health metrics (names of docs metrics.md, no prefix): six of them are watched by the default alert
+ * rules (heart_rate > 130 and < 40, spo2 < 90, systolic > 180, glucose < 70, fall_detected and panic_pressed
+ * == 1), so with the rules enabled every request is evaluated; the values stay in normal ranges, so none fires.
+ */
+export const W1_METRICS: readonly { name: string; base: number; spread: number }[] = [
+  { name: 'heart_rate', base: 78, spread: 30 },
+  { name: 'spo2', base: 96.5, spread: 4 },
+  { name: 'systolic', base: 122, spread: 30 },
+  { name: 'diastolic', base: 78, spread: 16 },
+  { name: 'glucose', base: 105, spread: 50 },
+  { name: 'body_temp_c', base: 36.8, spread: 1 },
+  { name: 'battery_pct', base: 60, spread: 70 },
+  { name: 'fall_detected', base: 0, spread: 0 },
+  { name: 'panic_pressed', base: 0, spread: 0 },
+  { name: 'respiration_rate', base: 15, spread: 6 },
+];
+export const W1_METRIC_NAMES: readonly string[] = W1_METRICS.map((m) => m.name);
+/** The W1 metrics some default rule watches (sql/005_alerts.sql). */
+export const W1_WATCHED_METRICS: readonly string[] = ['heart_rate', 'spo2', 'systolic', 'glucose', 'fall_detected', 'panic_pressed'];
+
+/** W1: the flat form with the ten health metrics, stamped with server time (no recorded_at). */
+export function healthBodies(count: number, seed = 1): string[] {
+  const rnd = seededRandom(seed);
+  return Array.from({ length: count }, () => {
+    const data: Record<string, number> = {};
+    for (const m of W1_METRICS) data[m.name] = round2(m.base + (rnd() - 0.5) * m.spread);
     return JSON.stringify({ data });
   });
 }
