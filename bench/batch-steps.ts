@@ -56,7 +56,7 @@ async function main(): Promise<void> {
       await copy(q.copyTelemetry, telemetry.finish()); lap('copyTelemetry');
       await c.query(q.commitBatch, [devices, devices.map(() => now), devices, devices.map((d) => hashById.get(d)), devices.map(() => now),
         devices.map(() => 'factory'), devices.map(() => 'telemetry'), devices.map(() => names.length), devices.map(() => 0),
-        latest.d, latest.n, latest.v, latest.u, latest.t, alerts.d, alerts.n, alerts.v, alerts.t]); lap('commitBatch');
+        latest.d, latest.n, latest.v, latest.u, latest.t, alerts.d, alerts.n, alerts.v, alerts.t, alerts.d.map(() => false)]); lap('commitBatch');
       await c.query('COMMIT'); lap('commit');
     }
     await c.end();

@@ -14,10 +14,10 @@ export const copyGps =
 export const commitBatch = `
   SELECT refused, alert_changes FROM ingest_commit_batch($1::int8[], $2::float8[], $3::int8[], $4::text[], $5::float8[],
     $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[],
-    $15::int8[], $16::text[], $17::float8[], $18::float8[])`;
+    $15::int8[], $16::text[], $17::float8[], $18::float8[], $19::bool[])`;
 
-/** Metric names some enabled rule watches: the worker sends only those readings to the alert engine. */
-export const watchedMetricNames = 'SELECT DISTINCT metric_name FROM alert_rules WHERE enabled';
+/** The enabled rules' conditions: the worker sends only watched readings to the engine, flagging those that may fire. */
+export const watchedRules = 'SELECT metric_name, operator, threshold FROM alert_rules WHERE enabled';
 
 export const findDeviceByTokenHash = `
   SELECT id, owner_id, module FROM devices WHERE api_token_hash = $1 AND deleted_at IS NULL`;

@@ -11,6 +11,7 @@ import { EVENT_TYPES, MODULES } from '../ingest/modules.js';
 import { BinaryCopyWriter } from '../store/copy-binary.js';
 import { SqlState, sqlState, STATEMENT_TIMEOUT_MS } from '../store/db.js';
 import * as q from '../store/queries.js';
+import { mayFire, type WatchedRules } from '../alerts/compare.js';
 
 const { databaseUrl } = workerData as { databaseUrl: string };
 
@@ -88,27 +89,32 @@ function lastSeenPerDevice(p: BatchPayload) {
   return { ids, seenMs: ids.map((id) => seen.get(id)!) };
 }
 
-// The metric names enabled rules watch, re-read at most a second apart: rule changes reach every worker
-// within one second, and readings no rule names never reach the alert engine.
+// The enabled rules' conditions, re-read at most a second apart: rule changes reach every worker within one
+// second, readings no rule names never reach the alert engine, and those no rule fires on are flagged so the
+// engine's fast path (sql/007) skips them unless their device has an alert or a count under way.
 const WATCHED_REFRESH_MS = 1000;
-let watched: { names: Set<string>; readAtMs: number } = { names: new Set(), readAtMs: -Infinity };
+let watched: { rules: WatchedRules; readAtMs: number } = { rules: new Map(), readAtMs: -Infinity };
 
-async function watchedMetrics(c: pg.Client): Promise<Set<string>> {
+async function watchedRules(c: pg.Client): Promise<WatchedRules> {
   if (Date.now() - watched.readAtMs >= WATCHED_REFRESH_MS) {
-    const res = await c.query<{ metric_name: string }>(q.watchedMetricNames);
-    watched = { names: new Set(res.rows.map((r) => r.metric_name)), readAtMs: Date.now() };
+    const res = await c.query<{ metric_name: string; operator: string; threshold: number }>(q.watchedRules);
+    const rules: WatchedRules = new Map();
+    for (const r of res.rows) rules.set(r.metric_name, [...(rules.get(r.metric_name) ?? []), { operator: r.operator, threshold: r.threshold }]);
+    watched = { rules, readAtMs: Date.now() };
   }
-  return watched.names;
+  return watched.rules;
 }
 
-/** The readings some rule watches, in batch order (the engine sorts by device, rule and time). */
-function alertReadings(p: BatchPayload, names: Set<string>) {
-  const out = { devices: [] as number[], metrics: [] as string[], values: [] as number[], timesMs: [] as number[] };
-  if (names.size === 0) return out;
-  const watchedIdx = p.names.map((n) => names.has(n));
+/** The readings some rule watches, in batch order (the engine sorts by device, rule and time), each flagged when a rule may fire on it. */
+function alertReadings(p: BatchPayload, rules: WatchedRules) {
+  const out = { devices: [] as number[], metrics: [] as string[], values: [] as number[], timesMs: [] as number[], hot: [] as boolean[] };
+  if (rules.size === 0) return out;
+  const watchedIdx = p.names.map((n) => rules.has(n));
   for (let i = 0; i < p.readingCount; i++) {
     if (!watchedIdx[p.rName[i]]) continue;
-    out.devices.push(p.rDevice[i]); out.metrics.push(p.names[p.rName[i]]); out.values.push(p.rValue[i]); out.timesMs.push(p.rTime[i]);
+    const name = p.names[p.rName[i]];
+    out.devices.push(p.rDevice[i]); out.metrics.push(name); out.values.push(p.rValue[i]); out.timesMs.push(p.rTime[i]);
+    out.hot.push(mayFire(rules, name, p.rValue[i]));
   }
   return out;
 }
@@ -117,7 +123,7 @@ interface WriteResult { refused: number[]; alertChanges: AlertChange[] }
 
 /** Commits the batch, or rolls back and returns the events to leave out when a token was revoked. */
 async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
-  const alerts = alertReadings(p, await watchedMetrics(c));
+  const alerts = alertReadings(p, await watchedRules(c));
   const telemetry = p.readingCount > 0 ? encodeTelemetry(p) : null;
   const gps = p.gpsCount > 0 ? encodeGps(p) : null;
   const latest = latestPerKey(p);
@@ -140,7 +146,7 @@ async function writeBatch(c: pg.Client, p: BatchPayload): Promise<WriteResult> {
       seen.ids, seen.seenMs,
       events.device, events.token, events.timeMs, events.module, events.type, events.readings, events.skipped,
       latest.devices, latest.names, latest.values, latest.units, latest.timesMs,
-      alerts.devices, alerts.metrics, alerts.values, alerts.timesMs,
+      alerts.devices, alerts.metrics, alerts.values, alerts.timesMs, alerts.hot,
     ]);
     const { refused, alert_changes: alertChanges } = res.rows[0];
     await c.query(refused.length > 0 ? 'ROLLBACK' : 'COMMIT');
