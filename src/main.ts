@@ -115,7 +115,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
-    sessions,
+    sessions, now, live: liveHub,
   });
   let stopping = false;
   registerOpsRoutes(app, {

@@ -1,13 +1,17 @@
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Sessions } from '../auth/sessions.js';
 import type { TemplatedApp } from '../http/uws.js';
+import type { LiveHub } from '../live/hub.js';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
+import { registerAlertRoutes } from './alert-routes.js';
 import { registerAssets } from './assets.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { devicesPage, type DeviceRow } from './pages.js';
 import { createWebRouter } from './router.js';
+import { registerRuleRoutes } from './rule-routes.js';
+import { registerUserRoutes } from './user-routes.js';
 
 export interface WebDeps {
   pool: Pool;
@@ -20,6 +24,10 @@ export interface WebDeps {
   cookieSecure: boolean;
   /** TRUST_PROXY=1: the client address comes from X-Forwarded-For (see http/client-ip.ts). */
   trustProxy: boolean;
+  /** The service clock (tests set it): acknowledged and resolved times. */
+  now?: () => number;
+  /** Pushes alerts resolved by hand to the open pages and apps. */
+  live?: LiveHub;
 }
 
 /** The browser side of SPEC §4.3: one router, and a module per group of pages. */
@@ -27,6 +35,9 @@ export function registerWebRoutes(app: TemplatedApp, deps: WebDeps): void {
   const router = createWebRouter(app, deps);
   registerAuthRoutes(router, deps);
   registerAssets(router);
+  registerAlertRoutes(router, { pool: deps.pool, now: deps.now ?? Date.now, live: deps.live });
+  registerRuleRoutes(router, deps);
+  registerUserRoutes(router, deps);
 
   router.page('/devices', async (req) => {
     const { user } = req.session;
