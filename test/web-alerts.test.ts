@@ -181,6 +181,22 @@ describe('dashboard alerts: list, acknowledge and resolve', () => {
     expect((await get(`${t.baseUrl}/alerts/${a.alertId}/row`)).status).toBe(303);
   });
 
+  it('stores one alert_resolved event per alert when a resolution by hand races the engine\'s clearing reading', async () => {
+    const opened = [];
+    for (let i = 0; i < 8; i++) opened.push(await openAlert(aliceId));
+    clock += 1000;
+    const answers = await Promise.all(opened.flatMap((a) => [
+      act(alice, a.alertId, 'resolve').then((r) => r.status),
+      t.post(INGEST, { data: { fall_detected: 0 } }, a.token).then((r) => r.status),
+    ]));
+    // Each resolution by hand either won (303) or found the alert already resolved by the engine (409).
+    expect(answers.every((s) => [200, 303, 409].includes(s))).toBe(true);
+    for (const a of opened) {
+      expect((await alertRow(a.alertId)).status).toBe('resolved');
+      expect(await resolvedEvents(a.deviceId)).toHaveLength(1);
+    }
+  });
+
   it('pushes a resolution by hand over /api/live to the owner, and the mobile acknowledge still shares the same rules', async () => {
     const a = await openAlert(aliceId);
     const token = (await t.post('/api/mobile/login', { email: 'alice@example.com', password: PASSWORD })).json.data.token as string;

@@ -2,7 +2,7 @@
 // and resolve by hand (as the engine resolves, with an alert_resolved module event). Only alerts of devices
 // the actor may see are found; anyone else's is "not found", never "forbidden", so ids reveal nothing.
 import type { AlertChange } from '../ingest/batcher.js';
-import type { Pool } from '../store/db.js';
+import { inTransaction, type Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
 
 /** Who acts: the user's id, whether they are an admin (every device), and their email for the event detail. */
@@ -35,14 +35,17 @@ export async function acknowledgeAlert(pool: Pool, actor: AlertActor, id: number
 }
 
 /**
- * Resolves an open or acknowledged alert by hand, storing the alert_resolved event in the same statement.
+ * Resolves an open or acknowledged alert by hand, storing the alert_resolved event in the same statement, under
+ * the device's row lock (see q.lockAlertDevice).
  * Returns the live change to push as well. If the rule still fires, the next firing reading opens a new alert.
  */
 export async function resolveAlert(pool: Pool, actor: AlertActor, id: number, atMs: number): Promise<ResolveResult> {
   const at = new Date(atMs);
-  const res = await pool.query<AlertRecord & { owner_id: number; latest_value: number | null }>(
-    q.resolveAlertByHand, [actor.userId, actor.admin, id, at, actor.email]);
-  const row = res.rows[0];
+  const row = await inTransaction(pool, async (c) => {
+    await c.query(q.lockAlertDevice, [id]);
+    return (await c.query<AlertRecord & { owner_id: number; latest_value: number | null }>(
+      q.resolveAlertByHand, [actor.userId, actor.admin, id, at, actor.email])).rows[0];
+  });
   if (!row) return { result: await whyNot(pool, actor, id), change: null };
   const { owner_id: ownerId, latest_value: latest, ...alert } = row;
   const change: AlertChange = {

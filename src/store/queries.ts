@@ -269,6 +269,13 @@ export const resolveAlertByHand = `
   SELECT id, rule_id, device_id, metric_name, value, severity, status, opened_at, acknowledged_at, acknowledged_by,
          resolved_at, owner_id, latest_value FROM a`;
 
+/**
+ * Locks the device of an alert as an ingest batch does (FOR UPDATE, sql/003): a manual resolution and the alert
+ * engine's evaluation of that device then run one after the other, so the engine never resolves it a second time.
+ */
+export const lockAlertDevice = `
+  SELECT d.id FROM alerts a JOIN devices d ON d.id = a.device_id WHERE a.id = $1 FOR UPDATE OF d`;
+
 export const findUserById = `SELECT id, email, role, disabled_at FROM users WHERE id = $1`;
 
 /** Locks the enabled admins, so two admins cannot demote or disable each other at once and leave none. */
