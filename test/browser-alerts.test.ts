@@ -43,17 +43,17 @@ describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromiu
     await t?.close();
   });
 
-  /** A fresh browser context logged in as the nurse, with the CSP and error watchers on. */
-  async function loggedInPage(): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+  /** A fresh browser context logged in (the nurse unless told), with the CSP and error watchers on. */
+  async function loggedInPage(as = { email: user.email, password: PASSWORD }, viewport = { width: 1100, height: 700 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
+    const context = await browser.newContext({ viewport });
     await context.addInitScript(() => {
       document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
     });
     const page = await context.newPage();
     const problems = watchProblems(page);
     await page.goto(`${service}/login`);
-    await page.fill('#email', user.email);
-    await page.fill('#password', PASSWORD);
+    await page.fill('#email', as.email);
+    await page.fill('#password', as.password);
     await Promise.all([page.waitForURL(`${service}/devices`), page.click('main button[type=submit]')]);
     return { context, page, problems };
   }
@@ -150,6 +150,30 @@ describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromiu
     const refusedPosts = [`${service}/alerts/${id}/resolve`, `${service}/rules`].map((url) =>
       `console error: Failed to load resource: the server responded with a status of 403 (Forbidden) (${url})`);
     expect(problems.filter((p) => !refusedPosts.includes(p))).toEqual([]);
+    await context.close();
+  });
+
+  it('fits the admin pages on a phone screen (390 px) with no sideways scrolling, and shows a refused rule form\'s reason', async () => {
+    const { context, page, problems } = await loggedInPage({ email: 'admin@test.local', password: 'test-admin-password' }, { width: 390, height: 800 });
+    for (const path of ['/alerts?status=all', '/rules', '/rules/new', '/users']) {
+      const r = await page.goto(`${service}${path}`);
+      expect([path, r?.status()]).toEqual([path, 200]);
+      expect([path, await page.evaluate(() => document.documentElement.scrollWidth)]).toEqual([path, 390]);
+      await page.screenshot({ path: `${SHOTS}/phone-${path.split('?')[0].slice(1).replace(/\//g, '-')}.png`, fullPage: true });
+    }
+    await page.goto(`${service}/rules/new`);
+    await page.fill('#metric_name', 'heart_rate');
+    await page.fill('#threshold', 'lots');
+    const [answer] = await Promise.all([
+      page.waitForResponse((r) => r.url() === `${service}/rules` && r.request().method() === 'POST'),
+      page.click('main button[type=submit]'),
+    ]);
+    expect(answer.status()).toBe(400);
+    await page.waitForLoadState();
+    expect(await page.locator('p.error').innerText()).toBe('Threshold must be a finite number; got "lots".');
+    expect(await page.inputValue('#threshold')).toBe('lots');
+    await page.screenshot({ path: `${SHOTS}/phone-rule-refused.png`, fullPage: true });
+    expect(problems.filter((p) => p !== `console error: Failed to load resource: the server responded with a status of 400 (Bad Request) (${service}/rules)`)).toEqual([]);
     await context.close();
   });
 
