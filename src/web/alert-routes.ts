@@ -1,6 +1,6 @@
 // The alerts pages: the list by status, acknowledge and resolve buttons, and the row fragment that
 // alerts.js fetches for an alert opened while the page is open.
-import { acknowledgeAlert, resolveAlert, type AlertActor } from '../alerts/lifecycle.js';
+import { acknowledgeAlert, resolveAlert, type AlertActor, type AlertStepResult } from '../alerts/lifecycle.js';
 import type { LiveSession } from '../auth/sessions.js';
 import type { LiveHub } from '../live/hub.js';
 import type { Pool } from '../store/db.js';
@@ -52,11 +52,11 @@ export function registerAlertRoutes(router: WebRouter, deps: AlertRouteDeps): vo
   });
 
   /** One manual step: 303 back to the list it came from, 404 for an alert the user cannot see, 409 when past it. */
-  const step = (verb: string, run: (actor: AlertActor, id: number) => Promise<{ ok: true } | { ok: false; kind: 'not_found' } | { ok: false; kind: 'conflict'; status: string }>) =>
+  const step = (verb: 'acknowledge' | 'resolve', run: (actor: AlertActor, id: number) => Promise<AlertStepResult>) =>
     async (req: SignedInRequest): Promise<WebReply> => {
       const back = parseFilter(req.form.get('back')) ?? 'unresolved';
       const id = parseId(req.params[0]);
-      const r = id === null ? { ok: false as const, kind: 'not_found' as const } : await run(actorOf(req.session), id);
+      const r: AlertStepResult = id === null ? { ok: false, kind: 'not_found' } : await run(actorOf(req.session), id);
       if (r.ok) return { status: 303, location: `/alerts?status=${back}` };
       if (r.kind === 'not_found') return notFound(req);
       return {
