@@ -120,7 +120,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   registerWebhookRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
     pool, log, tls, cookieSecure: config.cookieSecure, throttle: loginThrottle, trustProxy: config.trustProxy,
-    sessions, now,
+    sessions, now, live: liveHub,
   });
   let stopping = false;
   registerOpsRoutes(app, {

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import type pg from 'pg';
 import type { Pool } from '../store/db.js';
 import { inTransaction, SqlState, sqlState } from '../store/db.js';
 import * as q from '../store/queries.js';
@@ -47,6 +48,43 @@ async function changeAndRevoke(pool: Pool, sql: string, params: unknown[], email
 /** Marks the user disabled (idempotent) and ends their sessions and mobile tokens. */
 export function disableUser(pool: Pool, email: string): Promise<User> {
   return changeAndRevoke(pool, q.disableUser, [email], email);
+}
+
+/**
+ * Refuses to take the last enabled admin away. The enabled admins' rows stay locked until the caller's
+ * transaction ends, so two admins demoting or disabling each other at once cannot both pass.
+ */
+async function keepAnAdmin(c: pg.PoolClient, email: string, what: string): Promise<void> {
+  const admins = (await c.query<{ id: number }>(q.lockEnabledAdmins)).rows.map((r) => r.id);
+  const target = (await c.query<{ id: number }>(q.findUserByEmail, [email])).rows[0];
+  if (target && admins.length === 1 && admins[0] === target.id) {
+    throw new UserInputError(`${email} is the only enabled admin; make another user admin before you ${what} them.`);
+  }
+}
+
+/** disableUser for the dashboard: the last enabled admin is never disabled. */
+export function disableUserKeepingAdmin(pool: Pool, email: string): Promise<User> {
+  return inTransaction(pool, async (c) => {
+    await keepAnAdmin(c, email, 'disable');
+    const user = (await c.query<User>(q.disableUser, [email])).rows[0];
+    if (!user) throw new UserInputError(`No user with email ${email}.`);
+    await c.query(q.revokeUserCredentials, [user.id]);
+    return user;
+  });
+}
+
+/**
+ * Gives a user a role; refuses to demote the last enabled admin. Sessions and mobile tokens read the role on
+ * every request, so the change applies at once without ending them.
+ */
+export async function setUserRole(pool: Pool, email: string, role: Role): Promise<User> {
+  if (!ROLES.includes(role)) throw new UserInputError(`Role must be admin or user; got "${role}".`);
+  return inTransaction(pool, async (c) => {
+    if (role !== 'admin') await keepAnAdmin(c, email, 'demote');
+    const user = (await c.query<User>(q.setUserRole, [email, role])).rows[0];
+    if (!user) throw new UserInputError(`No user with email ${email}.`);
+    return user;
+  });
 }
 
 /** Lets a disabled user log in again; credentials ended by the disabling stay ended. */

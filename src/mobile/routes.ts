@@ -1,3 +1,4 @@
+import { acknowledgeAlert } from '../alerts/lifecycle.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
 import { Errors } from '../errors.js';
@@ -131,12 +132,9 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
   authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async (req, user) => {
     const id = parseId(req.params[0]);
     if (id === null) return NOT_FOUND;
-    const scope = [user.id, user.role === 'admin', id];
-    const res = await pool.query(q.acknowledgeAlert, [...scope, new Date(deps.now())]);
-    if (res.rows[0]) return ok({ alert: res.rows[0] });
+    const r = await acknowledgeAlert(pool, { userId: user.id, admin: user.role === 'admin', email: user.email }, id, deps.now());
+    if (r.ok) return ok({ alert: r.alert });
     // Not acknowledged: someone else's (404), or no longer open (409, with its status).
-    const existing = await pool.query<{ status: string }>(q.findVisibleAlert, scope);
-    if (!existing.rows[0]) return NOT_FOUND;
-    return fail(Errors.alertNotOpen(existing.rows[0].status));
+    return r.kind === 'not_found' ? NOT_FOUND : fail(Errors.alertNotOpen(r.status));
   });
 }

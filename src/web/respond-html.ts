@@ -14,7 +14,7 @@ export interface WebReply {
 
 const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 303: '303 See Other', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden',
-  404: '404 Not Found', 405: '405 Method Not Allowed', 413: '413 Payload Too Large', 429: '429 Too Many Requests',
+  404: '404 Not Found', 405: '405 Method Not Allowed', 409: '409 Conflict', 413: '413 Payload Too Large', 429: '429 Too Many Requests',
   503: '503 Service Unavailable',
 };
 
