@@ -26,9 +26,9 @@ export async function countEnabledRules(pool: Pool): Promise<number> {
 }
 
 export interface RuleActivity {
-  /** (rule, device) pairs whose state was written since `sinceMs`: the evaluation really ran. */
+  /** (rule, device) pairs whose state was written since `sinceMs` (W1's devices in alarm): the evaluation really ran. */
   pairsEvaluated: number;
-  /** Alerts opened since `sinceMs` (W1's values are normal: none expected). */
+  /** Alerts opened since `sinceMs` (one per device in alarm, in the first rules-on run). */
   alertsOpened: number;
 }
 

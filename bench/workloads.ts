@@ -47,7 +47,10 @@ export function flatBodies(prefix: string, count: number, seed = 1): string[] {
 /**
  * W1's ten health metrics (names of docs metrics.md, no prefix): six of them are watched by the default alert
  * rules (heart_rate > 130 and < 40, spo2 < 90, systolic > 180, glucose < 70, fall_detected and panic_pressed
- * == 1), so with the rules enabled every request is evaluated; the values stay in normal ranges, so none fires.
+ * == 1), so with the rules enabled every request goes to the engine. The values stay in normal ranges except
+ * for one device in 500, whose heart rate stays at 140: a device in alarm, as a real fleet always has a few. It
+ * opens one alert and then keeps that device on the engine's full path (sql/007), and it proves from the
+ * database that the rules ran.
  */
 export const W1_METRICS: readonly { name: string; base: number; spread: number }[] = [
   { name: 'heart_rate', base: 78, spread: 30 },
@@ -65,12 +68,15 @@ export const W1_METRIC_NAMES: readonly string[] = W1_METRICS.map((m) => m.name);
 /** The W1 metrics some default rule watches (sql/005_alerts.sql). */
 export const W1_WATCHED_METRICS: readonly string[] = ['heart_rate', 'spo2', 'systolic', 'glucose', 'fall_detected', 'panic_pressed'];
 
+const IN_ALARM_EVERY = 500;
+
 /** W1: the flat form with the ten health metrics, stamped with server time (no recorded_at). */
 export function healthBodies(count: number, seed = 1): string[] {
   const rnd = seededRandom(seed);
-  return Array.from({ length: count }, () => {
+  return Array.from({ length: count }, (_, i) => {
     const data: Record<string, number> = {};
     for (const m of W1_METRICS) data[m.name] = round2(m.base + (rnd() - 0.5) * m.spread);
+    if (i % IN_ALARM_EVERY === IN_ALARM_EVERY - 1) data.heart_rate = 140;
     return JSON.stringify({ data });
   });
 }
