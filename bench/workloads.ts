@@ -15,17 +15,9 @@ export const METRICS: readonly { name: string; unit: string; base: number; sprea
   { name: 'level', unit: 'cm', base: 120, spread: 40 },
 ];
 
-/** A deterministic pseudo-random source, so that every run sends the same bodies. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// A deterministic pseudo-random source (the simulator's), so that every run sends the same bodies.
+export { seededRandom } from '../src/simulator/readings.js';
+import { seededRandom } from '../src/simulator/readings.js';
 
 const round2 = (v: number) => Math.round(v * 100) / 100;
 

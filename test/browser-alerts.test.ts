@@ -1,27 +1,15 @@
 // The alerts dashboard in a real headless Chromium (Debian's): an alert appears live without a reload and is
 // acknowledged with its button, a form carrying a stale CSRF token is refused, and the nav's logout ends the
 // session. Any console error, page error or CSP violation fails the test.
-import fs from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevice } from '../dist/src/auth/device-registry.js';
 import { createUser } from '../dist/src/auth/users.js';
+import { CHROMIUM, hasChromium, launchChromium, SHOTS, watchedPage } from './support/browser.js';
 import { startTestService, type TestService } from './support/service.js';
 import { get, logIn, postForm } from './support/web-client.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const SHOTS = 'test-output';
 const PASSWORD = 'correct horse battery';
-const hasChromium = fs.existsSync(CHROMIUM);
-
-/** Collects console errors and warnings, page errors and CSP violations of one page. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
 
 describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM} is not installed)`}`, () => {
   let t: TestService;
@@ -31,12 +19,11 @@ describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromiu
   let device: { id: number; token: string };
 
   beforeAll(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
     t = await startTestService();
     service = `http://localhost:${t.service.port}`;
     user = await createUser(t.db, 'nurse@example.com', PASSWORD, 'user');
     device = await createDevice(t.db, user.id, 'ward-3 <bed 12>', 'health');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -46,11 +33,7 @@ describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromiu
   /** A fresh browser context logged in (the nurse unless told), with the CSP and error watchers on. */
   async function loggedInPage(as = { email: user.email, password: PASSWORD }, viewport = { width: 1100, height: 700 }): Promise<{ context: BrowserContext; page: Page; problems: string[] }> {
     const context = await browser.newContext({ viewport });
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
+    const { page, problems } = await watchedPage(context);
     await page.goto(`${service}/login`);
     await page.fill('#email', as.email);
     await page.fill('#password', as.password);
@@ -182,7 +165,7 @@ describe.skipIf(!hasChromium)(`alerts dashboard in headless Chromium${hasChromiu
     await page.goto(`${service}/alerts`);
     const sid = (await context.cookies(service)).find((c) => c.name === 'sid')!.value;
     expect((await get(`${t.baseUrl}/alerts`, { cookie: `sid=${sid}` })).status).toBe(200);
-    await Promise.all([page.waitForURL(`${service}/login`), page.click('nav.top button', { hasText: 'Log out' })]);
+    await Promise.all([page.waitForURL(`${service}/login`), page.locator('nav.top button', { hasText: 'Log out' }).click()]);
     await page.goto(`${service}/alerts`);
     expect(page.url()).toBe(`${service}/login`);
     const replay = await get(`${t.baseUrl}/alerts`, { cookie: `sid=${sid}` });

@@ -2,18 +2,15 @@
 // token, live updates over /api/live without reloads, uPlot charts, isolation between users, screenshots.
 // Every test fails on any console error or warning, page error or CSP violation.
 import fs from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevice } from '../dist/src/auth/device-registry.js';
 import { createUser } from '../dist/src/auth/users.js';
+import { CHROMIUM, hasChromium, launchChromium, SHOTS, watchedPage } from './support/browser.js';
 import { startTestService, type TestService } from './support/service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const SHOTS = 'test-output';
 const PASSWORD = 'correct horse battery';
 const MIN = 60_000;
-const hasChromium = fs.existsSync(CHROMIUM);
 
 interface Session { context: BrowserContext; page: Page; problems: string[] }
 
@@ -28,14 +25,7 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
   /** A fresh browser context logged in through the form, collecting every problem its pages report. */
   async function logIn(email: string, viewport = { width: 1280, height: 800 }): Promise<Session> {
     const context = await browser.newContext({ viewport });
-    // Violations are also reported as console errors by Chromium; this names them plainly.
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`); });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    const { page, problems } = await watchedPage(context);
     await page.goto(`${service}/login`);
     await page.fill('#email', email);
     await page.fill('#password', PASSWORD);
@@ -46,13 +36,12 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
   const text = (page: Page, selector: string) => page.locator(selector).innerText();
 
   beforeAll(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
     t = await startTestService();
     // localhost, as a person would type it (the curl example and the Origin check use the Host header).
     service = `http://localhost:${t.service.port}`;
     carol = await createUser(t.db, 'carol@example.com', PASSWORD, 'user');
     dave = await createUser(t.db, 'dave@example.com', PASSWORD, 'user');
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

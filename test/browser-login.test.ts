@@ -1,28 +1,16 @@
 // The browser flow in a real headless Chromium (Debian's, which .ci/run installs): log in through the form,
 // see the device list, check cookie flags and headers from the browser's view, and a cross-site form post.
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDevice } from '../dist/src/auth/device-registry.js';
 import { createUser } from '../dist/src/auth/users.js';
+import { CHROMIUM, hasChromium, launchChromium, SHOTS, watchedPage } from './support/browser.js';
 import { startTestService, type TestService } from './support/service.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
-const SHOTS = 'test-output';
 const PASSWORD = 'correct horse battery';
 const CSP = "default-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
-const hasChromium = fs.existsSync(CHROMIUM);
-
-/** Collects console errors, page errors and CSP violations of one page. */
-function watchProblems(page: Page): string[] {
-  const problems: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`); });
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  return problems;
-}
 
 describe.skipIf(!hasChromium)(`browser login in headless Chromium${hasChromium ? '' : ` (skipped: ${CHROMIUM} is not installed; .ci/run installs Debian's chromium)`}`, () => {
   let t: TestService;
@@ -32,7 +20,6 @@ describe.skipIf(!hasChromium)(`browser login in headless Chromium${hasChromium ?
   let attackerUrl: string;
 
   beforeAll(async () => {
-    fs.mkdirSync(SHOTS, { recursive: true });
     t = await startTestService();
     // localhost and 127.0.0.1 are different sites to the browser: the attacker page is cross-site.
     service = `http://localhost:${t.service.port}`;
@@ -51,7 +38,7 @@ describe.skipIf(!hasChromium)(`browser login in headless Chromium${hasChromium ?
     });
     await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
     attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS, timeout: 30_000 });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
@@ -61,12 +48,7 @@ describe.skipIf(!hasChromium)(`browser login in headless Chromium${hasChromium ?
 
   it('logs in through the form, shows the own device list, keeps the cookie HttpOnly and Strict, and refuses cross-site posts', async () => {
     const context = await browser.newContext();
-    // Violations are also reported as console errors by Chromium; this names them plainly.
-    await context.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
-    });
-    const page = await context.newPage();
-    const problems = watchProblems(page);
+    const { page, problems } = await watchedPage(context);
 
     const login = await page.goto(`${service}/login`);
     expect(login?.status()).toBe(200);

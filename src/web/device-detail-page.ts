@@ -124,5 +124,5 @@ ${eventsTable(d.events)}
 <h2>Manage</h2>
 <p class="actions"><a class="button" href="/devices/${dev.id}/rotate-token" id="rotate-link">Rotate token</a>
 <a class="button danger" href="/devices/${dev.id}/delete" id="delete-link">Delete device</a></p>`,
-  { session, active: '/devices', scripts: ['live.js', 'uPlot.iife.min.js', 'device.js'], styles: ['uPlot.min.css'] });
+  { session, active: '/devices', scripts: ['live.js', 'format.js', 'uPlot.iife.min.js', 'device.js'], styles: ['uPlot.min.css'] });
 }

@@ -53,7 +53,7 @@ ${devices.length === 0 ? html`<p>No devices yet. <a href="/devices/new">Add your
 <tbody>
 ${rows}</tbody>
 </table>
-</div>`}`, { session, active: '/devices', scripts: ['live.js', 'dashboard.js'] });
+</div>`}`, { session, active: '/devices', scripts: ['live.js', 'format.js', 'dashboard.js'] });
 }
 
 export interface NewDeviceForm { formId: string; name?: string; module?: string; message?: string }
@@ -93,7 +93,7 @@ export function tokenPage(session: LiveSession, t: TokenPageInput): string {
 <pre id="curl-example">${curl}</pre>
 <button type="button" class="copy" data-copy="curl-example">Copy command</button>
 <p><a href="/devices/${t.id}">Go to the device</a> · <a href="/devices">Dashboard</a></p>`,
-  { session, active: t.rotated ? '/devices' : '/devices/new', scripts: ['device.js'] });
+  { session, active: t.rotated ? '/devices' : '/devices/new', scripts: ['format.js', 'device.js'] });
 }
 
 const CONFIRM = {

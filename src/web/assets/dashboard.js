@@ -4,18 +4,9 @@
 (function () {
   'use strict';
 
-  // Same rules as src/web/key-metrics.ts (formatValue, relativeTime).
-  function formatValue(value, unit) {
-    var v = Number.isInteger(value) ? String(value) : String(Number(value.toFixed(3)));
-    return unit ? v + ' ' + unit : v;
-  }
-  function relativeTime(iso) {
-    var s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-    if (s < 60) return s + ' s ago';
-    if (s < 3600) return Math.floor(s / 60) + ' min ago';
-    if (s < 86400) return Math.floor(s / 3600) + ' h ago';
-    return Math.floor(s / 86400) + ' d ago';
-  }
+  // format.js, loaded before this script.
+  var formatValue = window.telemetryFormat.formatValue;
+  var relativeTime = window.telemetryFormat.relativeTime;
 
   function refreshTimes() {
     document.querySelectorAll('time[data-field="last-seen"][datetime]').forEach(function (t) {

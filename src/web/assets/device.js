@@ -5,19 +5,10 @@
 (function () {
   'use strict';
 
-  // Same rules as src/web/key-metrics.ts (formatValue, relativeTime).
-  function formatValue(value, unit) {
-    var v = Number.isInteger(value) ? String(value) : String(Number(value.toFixed(3)));
-    return unit ? v + ' ' + unit : v;
-  }
-  function relativeTime(iso) {
-    var s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
-    if (s < 60) return s + ' s ago';
-    if (s < 3600) return Math.floor(s / 60) + ' min ago';
-    if (s < 86400) return Math.floor(s / 3600) + ' h ago';
-    return Math.floor(s / 86400) + ' d ago';
-  }
-  function utc(iso) { return iso.replace('T', ' ').replace(/\.\d+Z$/, ' UTC'); }
+  // format.js, loaded before this script.
+  var formatValue = window.telemetryFormat.formatValue;
+  var relativeTime = window.telemetryFormat.relativeTime;
+  var utc = window.telemetryFormat.utc;
 
   // Copy buttons: the clipboard API where the browser allows it, else the text is selected for Ctrl+C.
   document.querySelectorAll('button.copy[data-copy]').forEach(function (button) {
