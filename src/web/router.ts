@@ -80,7 +80,9 @@ export function createWebRouter(app: TemplatedApp, deps: WebRouterDeps): WebRout
         ip: clientIp(res, req, deps.trustProxy),
         form: new URLSearchParams(),
         query: new URLSearchParams(req.getQuery() ?? ''),
-        params: Array.from({ length: params }, (_, i) => decodeURIComponent(req.getParameter(i) ?? '')),
+        // Raw, not percent-decoded: the pages' parameters are ids (plain digits, see http/params.ts), and decoding
+        // a malformed escape such as %ZZ would throw here, outside any handler's error path.
+        params: Array.from({ length: params }, (_, i) => req.getParameter(i) ?? ''),
       };
       let aborted = false;
       res.onAborted(() => { aborted = true; });
