@@ -82,7 +82,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const respond = createResponder(tls);
   const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
   const sessions = new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now);
-  const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure });
+  const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure, recheckMs: config.liveRecheckMs });
 
   const workers = createIngestPool(databaseUrl, config.ingestWorkers);
   let batcher: Batcher | null = null;
@@ -115,7 +115,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
   });
   // One throttle for the mobile and the browser login: failures through either count together.
   const loginThrottle = new LoginThrottle(undefined, now);
-  registerMobileRoutes(app, { pool, respond, log, now, trustProxy: config.trustProxy, tokens: mobileTokens, throttle: loginThrottle });
+  registerMobileRoutes(app, { pool, respond, log, now, trustProxy: config.trustProxy, tokens: mobileTokens, throttle: loginThrottle, live: liveHub });
   registerRuleRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebhookRoutes(app, { pool, respond, log, trustProxy: config.trustProxy, tokens: mobileTokens });
   registerWebRoutes(app, {
@@ -171,6 +171,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       await sweeper.stop();
       // Stop accepting connections, then commit and answer everything already accepted.
       uws.us_listen_socket_close(listenSocket);
+      liveHub.close();
       await batcher!.drain();
       await workers.close();
       // After the drain: ingest stops at once, and the last batches' deliveries may still go out (or wait for the next leader).

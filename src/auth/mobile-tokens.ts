@@ -28,6 +28,12 @@ export class MobileTokens {
     return res.rows[0] ? { user: res.rows[0], tokenHash } : null;
   }
 
+  /** Of these token hashes, those still live, with their users; touches nothing (no last-used refresh). */
+  async stillLive(tokenHashes: readonly string[]): Promise<Map<string, User>> {
+    const res = await this.pool.query<User & { hash: string }>(q.liveAccessTokens, [tokenHashes, new Date(this.now())]);
+    return new Map(res.rows.map((r) => [r.hash, { id: r.id, email: r.email, role: r.role }]));
+  }
+
   async revoke(tokenHash: string): Promise<void> {
     await this.pool.query(q.revokeAccessToken, [tokenHash, new Date(this.now())]);
   }

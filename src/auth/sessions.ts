@@ -57,6 +57,13 @@ export class Sessions {
     return { user: { id: row.id, email: row.email, role: row.role }, csrfToken: row.csrf_token, idHash };
   }
 
+  /** Of these session id hashes, those still live, with their users; touches nothing (no last-seen refresh). */
+  async stillLive(idHashes: readonly string[]): Promise<Map<string, User>> {
+    const now = this.now();
+    const res = await this.pool.query<User & { hash: string }>(q.liveSessions, [idHashes, new Date(now), new Date(now - this.idleMs)]);
+    return new Map(res.rows.map((r) => [r.hash, { id: r.id, email: r.email, role: r.role }]));
+  }
+
   /** Ends a session on the server (logout, or a new login replacing it). */
   async destroy(id: string): Promise<void> {
     if (SESSION_ID.test(id)) await this.pool.query(q.deleteSession, [hashSessionId(id)]);

@@ -25,6 +25,7 @@ export interface Config {
   readonly webhookRetryMaxMs: number;
   readonly webhookGiveUpH: number;
   readonly webhookTimeoutMs: number;
+  readonly liveRecheckMs: number;
   readonly mobileTokenTtlDays: number;
   readonly sessionIdleMin: number;
   readonly sessionAbsoluteH: number;
@@ -124,6 +125,7 @@ export function loadConfig(env: Raw = process.env, overrides: Partial<Config> = 
     webhookRetryMaxMs: v.WEBHOOK_RETRY_MAX_MS as number,
     webhookGiveUpH: v.WEBHOOK_GIVE_UP_H as number,
     webhookTimeoutMs: v.WEBHOOK_TIMEOUT_MS as number,
+    liveRecheckMs: v.LIVE_RECHECK_MS as number,
     mobileTokenTtlDays: v.MOBILE_TOKEN_TTL_DAYS as number,
     sessionIdleMin: v.SESSION_IDLE_MIN as number,
     sessionAbsoluteH: v.SESSION_ABSOLUTE_H as number,

@@ -33,6 +33,7 @@ export const VARIABLES = {
   WEBHOOK_RETRY_MAX_MS: int(3_600_000, 1000, 86_400_000, 'longest delay between two attempts of one delivery'),
   WEBHOOK_GIVE_UP_H: int(72, 1, 720, 'hours after which an undelivered webhook event is marked failed'),
   WEBHOOK_TIMEOUT_MS: int(10_000, 100, 120_000, 'time a webhook receiver has to answer one delivery'),
+  LIVE_RECHECK_MS: int(10_000, 100, 600_000, 'how often each open /api/live socket has its session or token checked again'),
   MOBILE_TOKEN_TTL_DAYS: int(30, 1, 3650, 'lifetime of a mobile access token'),
   SESSION_IDLE_MIN: int(30, 1, 10_080, 'browser session idle timeout'),
   SESSION_ABSOLUTE_H: int(12, 1, 720, 'browser session absolute timeout'),

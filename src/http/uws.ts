@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as UWS from 'uWebSockets.js';
 
-export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+export type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
 
 export class UwsFallbackError extends Error {}
 

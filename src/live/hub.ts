@@ -6,7 +6,7 @@ import type { AlertChange } from '../ingest/batcher.js';
 import type { NormalisedBody } from '../ingest/normalise.js';
 import type { Logger } from '../observability/logger.js';
 import { cookieNames, parseCookies } from '../web/cookies.js';
-import type { HttpRequest, HttpResponse, TemplatedApp } from '../http/uws.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from '../http/uws.js';
 
 export interface LiveDeps {
   mobileTokens: MobileTokens;
@@ -14,20 +14,32 @@ export interface LiveDeps {
   log: Logger;
   tls: boolean;
   cookieSecure: boolean;
+  /** How often every open socket's session or token is checked again (LIVE_RECHECK_MS). */
+  recheckMs: number;
 }
 
-interface Client { user: User }
+/** What a socket was opened with: re-checked every recheckMs, and ended at once on logout on this instance. */
+interface Credential { kind: 'session' | 'token'; hash: string }
+interface Client { user: User; credential: Credential }
 
 // Topics: every device's messages go to its owner's topic and to the admins' topic; a client subscribes to
 // the one its account may see, so it never receives another user's devices.
 const ownerTopic = (ownerId: number) => `owner/${ownerId}`;
 const ADMIN_TOPIC = 'admin';
+/** Close code when a socket's login ended (4000-4999: application codes). */
+const CREDENTIALS_ENDED = 4001;
 
 export interface LiveHub {
   /** After an ingest or heartbeat committed: the device is online with these latest values. */
   deviceSeen(deviceId: number, ownerId: number, seenAtMs: number, body: NormalisedBody | null): void;
   deviceOffline(deviceId: number, ownerId: number, atMs: number): void;
   alertChanged(change: AlertChange): void;
+  /** Closes the sockets opened with this session id hash or token hash (logout on this instance). */
+  endCredential(hash: string): void;
+  /** Closes a user's sockets (disabled, role changed): they reconnect with what they may now see, or not at all. */
+  endUser(userId: number): void;
+  /** Stops the re-check timer and closes every socket. */
+  close(): void;
 }
 
 /**
@@ -40,11 +52,17 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
   const sessionCookie = cookieNames(secure).session;
   const schemes = deps.tls ? ['https'] : deps.cookieSecure ? ['http', 'https'] : ['http'];
 
-  const authenticate = async (authorization: string, cookie: string, origin: { origin: string; secFetchSite: string; host: string }): Promise<User | null> => {
-    if (authorization) return (await deps.mobileTokens.authenticate(authorization))?.user ?? null;
+  const authenticate = async (authorization: string, cookie: string, origin: { origin: string; secFetchSite: string; host: string }): Promise<Client | null> => {
+    if (authorization) {
+      const auth = await deps.mobileTokens.authenticate(authorization);
+      return auth ? { user: auth.user, credential: { kind: 'token', hash: auth.tokenHash } } : null;
+    }
     if (!isSameOrigin(origin, schemes)) return null;
-    return (await deps.sessions.authenticate(parseCookies(cookie).get(sessionCookie)))?.user ?? null;
+    const session = await deps.sessions.authenticate(parseCookies(cookie).get(sessionCookie));
+    return session ? { user: session.user, credential: { kind: 'session', hash: session.idHash } } : null;
   };
+  const sockets = new Set<WebSocket<Client>>();
+  const end = (ws: WebSocket<Client>) => ws.end(CREDENTIALS_ENDED, 'Logged out, or the account changed: reconnect.');
 
   app.ws<Client>('/api/live', {
     idleTimeout: 120,
@@ -59,11 +77,11 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
       const origin = { origin: req.getHeader('origin'), secFetchSite: req.getHeader('sec-fetch-site'), host: req.getHeader('host') };
       let aborted = false;
       res.onAborted(() => { aborted = true; });
-      authenticate(authorization, cookie, origin).then((user) => {
+      authenticate(authorization, cookie, origin).then((client) => {
         if (aborted) return;
         res.cork(() => {
-          if (!user) { res.writeStatus('401 Unauthorized').end('{"error":"Log in first: session cookie or Authorization: Bearer <access token>."}', true); return; }
-          res.upgrade<Client>({ user }, key, protocol, extensions, context);
+          if (!client) { res.writeStatus('401 Unauthorized').end('{"error":"Log in first: session cookie or Authorization: Bearer <access token>."}', true); return; }
+          res.upgrade<Client>(client, key, protocol, extensions, context);
         });
       }, (err: unknown) => {
         deps.log.error({ err }, 'live upgrade failed');
@@ -71,12 +89,44 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
       });
     },
     open: (ws) => {
+      sockets.add(ws);
       const { user } = ws.getUserData();
       ws.subscribe(user.role === 'admin' ? ADMIN_TOPIC : ownerTopic(user.id));
       ws.send(JSON.stringify({ type: 'hello', user: { id: user.id, email: user.email, role: user.role } }));
     },
     message: () => { /* the stream is one-way: client messages are ignored */ },
+    close: (ws) => { sockets.delete(ws); },
   });
+
+  // Every socket's credential is checked again, read-only and in one query per kind: a session that timed out, a
+  // revoked token, a disabled user or a changed role ends the socket within recheckMs on every instance.
+  let rechecking = false;
+  const recheck = async () => {
+    if (rechecking || sockets.size === 0) return;
+    rechecking = true;
+    try {
+      const open = [...sockets];
+      const hashes = (kind: Credential['kind']) => open.filter((ws) => ws.getUserData().credential.kind === kind).map((ws) => ws.getUserData().credential.hash);
+      const sessionHashes = hashes('session');
+      const tokenHashes = hashes('token');
+      const [liveSessions, liveTokens] = await Promise.all([
+        sessionHashes.length ? deps.sessions.stillLive(sessionHashes) : new Map<string, User>(),
+        tokenHashes.length ? deps.mobileTokens.stillLive(tokenHashes) : new Map<string, User>(),
+      ]);
+      for (const ws of open) {
+        if (!sockets.has(ws)) continue;
+        const { user, credential } = ws.getUserData();
+        const now = (credential.kind === 'session' ? liveSessions : liveTokens).get(credential.hash);
+        if (!now || now.id !== user.id || now.role !== user.role) end(ws);
+      }
+    } catch (err) {
+      deps.log.warn({ err }, 'live credential re-check failed; retrying at the next interval');
+    } finally {
+      rechecking = false;
+    }
+  };
+  const timer = setInterval(() => void recheck(), deps.recheckMs);
+  timer.unref();
 
   const publish = (ownerId: number, message: () => string) => {
     const topic = ownerTopic(ownerId);
@@ -88,6 +138,16 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
   };
 
   return {
+    endCredential(hash) {
+      for (const ws of [...sockets]) if (ws.getUserData().credential.hash === hash) end(ws);
+    },
+    endUser(userId) {
+      for (const ws of [...sockets]) if (ws.getUserData().user.id === userId) end(ws);
+    },
+    close() {
+      clearInterval(timer);
+      for (const ws of [...sockets]) ws.end(1001, 'Service stopping.');
+    },
     deviceSeen(deviceId, ownerId, seenAtMs, body) {
       publish(ownerId, () => {
         const latest: Record<string, { value: number; unit: string | null; recorded_at: string }> = {};

@@ -1,4 +1,5 @@
 import { acknowledgeAlert } from '../alerts/lifecycle.js';
+import type { LiveHub } from '../live/hub.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
 import { Errors } from '../errors.js';
@@ -12,6 +13,8 @@ import type { TemplatedApp } from '../http/uws.js';
 export interface MobileDeps extends MobileApiDeps {
   throttle: LoginThrottle;
   now: () => number;
+  /** Ends the live sockets of a token at logout. */
+  live?: Pick<LiveHub, 'endCredential'>;
 }
 
 const badQuery = (message: string) => fail(Errors.badQuery(message));
@@ -82,6 +85,7 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
 
   authed('post', '/api/mobile/logout', 0, async (_req, _user, tokenHash) => {
     await tokens.revoke(tokenHash);
+    deps.live?.endCredential(tokenHash);
     return { status: 200, body: { status: 'ok' } };
   });
 

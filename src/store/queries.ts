@@ -70,6 +70,11 @@ export const useAccessToken = `
      AND u.id = t.user_id AND u.disabled_at IS NULL
   RETURNING u.id, u.email, u.role`;
 
+/** $1 token hashes, $2 now: the users of those still live, read-only (the live WebSocket's re-check). */
+export const liveAccessTokens = `
+  SELECT t.token_hash AS hash, u.id, u.email, u.role FROM api_access_tokens t JOIN users u ON u.id = t.user_id
+   WHERE t.token_hash = ANY ($1::text[]) AND t.revoked_at IS NULL AND t.expires_at > $2 AND u.disabled_at IS NULL`;
+
 export const revokeAccessToken = `
   UPDATE api_access_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL`;
 
@@ -121,6 +126,14 @@ export const useSession = `
   RETURNING u.id, u.email, u.role, s.csrf_token`;
 
 export const deleteSession = `DELETE FROM sessions WHERE id_hash = $1`;
+
+/**
+ * $1 id hashes, $2 now, $3 idle cutoff: the users of those sessions still live, read-only. The live WebSocket's
+ * re-check must not count as activity, or an open page would keep its session from ever going idle.
+ */
+export const liveSessions = `
+  SELECT s.id_hash AS hash, u.id, u.email, u.role FROM sessions s JOIN users u ON u.id = s.user_id
+   WHERE s.id_hash = ANY ($1::text[]) AND u.disabled_at IS NULL AND s.expires_at > $2 AND s.last_seen_at > $3`;
 
 /** $1 now, $2 idle cutoff: drops every session past its absolute or idle timeout. */
 export const purgeExpiredSessions = `DELETE FROM sessions WHERE expires_at <= $1 OR last_seen_at <= $2`;

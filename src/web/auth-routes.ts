@@ -2,6 +2,7 @@ import { checkCredentials } from '../auth/credentials.js';
 import { newCsrfToken, tokensMatch } from '../auth/csrf.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import type { Sessions } from '../auth/sessions.js';
+import type { LiveHub } from '../live/hub.js';
 import type { Pool } from '../store/db.js';
 import { setCookie } from './cookies.js';
 import { loginPage, messagePage } from './pages.js';
@@ -13,6 +14,8 @@ export interface AuthRouteDeps {
   sessions: Sessions;
   /** The same throttle as the mobile login: failures through either count together. */
   throttle: LoginThrottle;
+  /** Ends the session's live sockets at logout. */
+  live?: Pick<LiveHub, 'endCredential'>;
 }
 
 // The pre-session CSRF cookie lives as long as a login form may sit open.
@@ -56,6 +59,7 @@ export function registerAuthRoutes(router: WebRouter, deps: AuthRouteDeps): void
 
   router.action('/logout', async (req) => {
     await sessions.destroy(req.cookies.get(names.session)!);
+    deps.live?.endCredential(req.session.idHash);
     return { status: 303, location: '/login', setCookies: [setCookie(names.session, '', secure, 0)] };
   });
 

@@ -12,8 +12,13 @@ import { parseId } from '../http/params.js';
 import type { WebReply } from './respond-html.js';
 import type { SignedInHandler, SignedInRequest, WebRouter } from './router.js';
 import { userRefusedPage, usersPage } from './user-pages.js';
+import type { LiveHub } from '../live/hub.js';
 
-export interface UserRouteDeps { pool: Pool }
+export interface UserRouteDeps {
+  pool: Pool;
+  /** Ends a disabled or re-roled user's live sockets on this instance at once (others within LIVE_RECHECK_MS). */
+  live?: Pick<LiveHub, 'endUser'>;
+}
 
 const nothingHere = (session: LiveSession): WebReply => ({ status: 404, body: notFoundPage(session, 'page', '/devices') });
 
@@ -55,6 +60,7 @@ export function registerUserRoutes(router: WebRouter, deps: UserRouteDeps): void
   router.action('/users/:id/disable', change(async (req, target) => {
     if (target.id === req.session.user.id) return refused(req, 'You cannot disable your own account; another admin can.');
     await disableUserKeepingAdmin(pool, target.email);
+    deps.live?.endUser(target.id);
   }));
 
   router.action('/users/:id/enable', change(async (_req, target) => { await enableUser(pool, target.email); }));
@@ -66,5 +72,6 @@ export function registerUserRoutes(router: WebRouter, deps: UserRouteDeps): void
       return refused(req, 'You cannot remove your own admin role; another admin can.');
     }
     await setUserRole(pool, target.email, role as Role);
+    deps.live?.endUser(target.id);
   }));
 }
