@@ -1,5 +1,7 @@
 // Per-user webhooks end to end: a real receiver on loopback, the real service, the outbox written in the ingest
 // transaction, HMAC signatures, retries with backoff, one dispatching instance, and the mobile API and CLI.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setWebhook } from '../dist/src/alerts/webhooks.js';
@@ -14,7 +16,7 @@ import { Receiver, type Delivery } from './support/webhook-receiver.js';
 const INGEST = '/api/telemetry-ingest';
 const PASSWORD = 'correct horse battery';
 // Fast polls and retries: the dispatcher's timing is configuration, the behaviour is the same.
-const FAST = { webhookPollMs: 50, webhookRetryBaseMs: 50, webhookRetryMaxMs: 200 };
+const FAST = { webhookPollMs: 50, webhookRetryBaseMs: 50, webhookRetryMaxMs: 200, webhookTimeoutMs: 2000 };
 
 const validSignature = (d: Delivery, secret: string) =>
   verifyWebhook(secret, d.headers['x-webhook-timestamp'] as string, d.headers['x-signature'] as string, d.body);
@@ -161,6 +163,32 @@ describe('webhooks', () => {
     expect(Number(m?.[1])).toBeGreaterThanOrEqual(1);
   });
 
+  it("keeps delivering to other users while one user's receiver never answers", async () => {
+    // Accepts the connection, reads the request, never answers: each attempt waits for the whole timeout.
+    const silent = http.createServer(() => { /* no answer */ });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const stuck = await createUser(t.db, 'hook-stuck@example.com', PASSWORD, 'user');
+      await setWebhook(t.db, stuck.id, `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, 'a-secret-of-enough-length');
+      const stuckDevice = await createDevice(t.db, stuck.id, 'stuck 1', 'worker');
+      const { user } = await userWithWebhook('hook-unaffected@example.com');
+      const device = await createDevice(t.db, user.id, 'fine 1', 'worker');
+      receiver.answer = () => 200;
+      // The silent receiver's lane is busy for WEBHOOK_TIMEOUT_MS (2 s here) per attempt.
+      for (let i = 0; i < 3; i++) {
+        await t.post(INGEST, { data: { panic_pressed: 1 } }, stuckDevice.token);
+        await t.post(INGEST, { data: { panic_pressed: 0 } }, stuckDevice.token);
+      }
+      const sentAt = Date.now();
+      expect((await t.post(INGEST, { data: { panic_pressed: 1 } }, device.token)).status).toBe(200);
+      expect(await waitFor(() => receiver.deliveries.some((d) => d.json.device?.id === device.id), 1500)).toBe(true);
+      expect(Date.now() - sentAt).toBeLessThan(1500);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
   it('manages the caller\'s own webhook in the mobile API, refusing bad URLs and secrets with 400 BAD_WEBHOOK', async () => {
     await createUser(t.db, 'hook-api@example.com', PASSWORD, 'user');
     const token = (await t.post('/api/mobile/login', { email: 'hook-api@example.com', password: PASSWORD })).json.data.token as string;
@@ -239,13 +267,23 @@ describe('webhook delivery with two instances', () => {
     expect(receiver.of('alert.opened')).toHaveLength(6);
     expect(new Set(receiver.of('alert.opened').map((d) => d.json.device.id)).size).toBe(6);
 
+    // The leader's lock connection is killed by the server: it must notice at its next round, and the
+    // instances settle on one leader again, still delivering each event exactly once.
+    await a.db.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = 727004 AND granted`);
+    await sleep(300);
+    expect(await waitFor(() => a.service.webhooks!.isLeader !== b.service.webhooks!.isLeader, 3000)).toBe(true);
+    await Promise.all(devices.slice(0, 3).map((d) => a.post(INGEST, { data: { panic_pressed: 0 } }, d.token)));
+    expect(await waitFor(() => receiver.of('alert.resolved').length >= 3, 3000)).toBe(true);
+    await sleep(500);
+    expect(receiver.of('alert.resolved')).toHaveLength(3);
+
     // The leader stops; the other instance becomes leader and delivers what comes next.
     const [leader, follower] = a.service.webhooks!.isLeader ? [a, b] : [b, a];
     await leader.service.close();
     expect(await waitFor(() => follower.service.webhooks!.isLeader, 3000)).toBe(true);
-    await follower.post(INGEST, { data: { panic_pressed: 0 } }, devices[0].token);
-    expect(await waitFor(() => receiver.of('alert.resolved').length >= 1, 3000)).toBe(true);
+    await follower.post(INGEST, { data: { panic_pressed: 0 } }, devices[3].token);
+    expect(await waitFor(() => receiver.of('alert.resolved').length >= 4, 3000)).toBe(true);
     await sleep(300);
-    expect(receiver.of('alert.resolved')).toHaveLength(1);
+    expect(receiver.of('alert.resolved')).toHaveLength(4);
   });
 });

@@ -23,9 +23,12 @@ interface Due {
   id: string; user_id: string; event_type: string; payload: Record<string, unknown>; created_at: Date; attempts: number; url: string; secret: string;
 }
 
-// A round takes at most this many deliveries; a full round is followed at once by another.
-const ROUND_SIZE = 100;
-// Receivers handled at once; one receiver's deliveries go one after another, in outbox order.
+// A round takes at most this many due deliveries, and at most PER_RECEIVER of one receiver, so one busy or
+// dead receiver cannot crowd out the others.
+const ROUND_SIZE = 200;
+const PER_RECEIVER = 20;
+// Receivers served at once. A receiver's deliveries go one after another, in outbox order, in one lane; a slow
+// lane never holds up the next round, which only skips that receiver until its lane is done.
 const PARALLEL_RECEIVERS = 8;
 const PURGE_EVERY_MS = 3600_000;
 
@@ -39,10 +42,15 @@ export class WebhookDispatcher {
   private client: pg.Client | null = null;
   private leader = false;
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
+  private round: Promise<number | null> | null = null;
   private again = false;
   private stopped = false;
   private lastPurge = 0;
+  /** Receivers (user ids) with a lane under way, and the lanes themselves. */
+  private readonly busy = new Set<string>();
+  private readonly lanes = new Set<Promise<void>>();
+  /** Aborts every request in flight at stop(). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly databaseUrl: string, private readonly pool: Pool, private readonly options: DispatcherOptions) {}
 
@@ -52,28 +60,35 @@ export class WebhookDispatcher {
     this.schedule(0);
   }
 
+  /** Stops polling, aborts deliveries in flight (they stay due) and releases the lock by closing its connection. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running?.catch(() => {});
+    this.stopping.abort();
+    await this.round?.catch(() => {});
+    await Promise.allSettled([...this.lanes]);
     const c = this.client;
     this.client = null;
     this.leader = false;
-    // Ending the connection releases the session lock for the next leader.
     await c?.end().catch(() => {});
   }
 
   /**
-   * One round now (tests, and every poll): becomes leader if no one is, then delivers what is due. Returns the
-   * number of deliveries attempted, or null when another instance is the leader.
+   * One round now (tests, and every poll): becomes leader if no one is, then starts lanes for what is due.
+   * Returns the number of deliveries started, or null when another instance leads. A call during a round
+   * returns that round's promise and asks for one more round after it.
    */
   runOnce(): Promise<number | null> {
-    if (this.running) { this.again = true; return this.running.then(() => this.runOnce()); }
-    const round = this.round();
-    this.running = round;
-    void round.finally(() => { this.running = null; }).catch(() => {});
+    if (this.round) { this.again = true; return this.round; }
+    const round = this.startRound().finally(() => { this.round = null; });
+    this.round = round;
     return round;
+  }
+
+  /** Resolves when every lane started so far has finished (tests). */
+  async idle(): Promise<void> {
+    while (this.lanes.size > 0) await Promise.allSettled([...this.lanes]);
   }
 
   private schedule(ms: number): void {
@@ -103,7 +118,7 @@ export class WebhookDispatcher {
     c.on('error', (err) => {
       // The connection died: so did the lock. Reconnect and compete again at the next round.
       this.options.log.warn({ err }, 'webhook dispatcher connection lost');
-      if (this.client === c) { this.client = null; this.leader = false; }
+      this.dropConnection(c);
     });
     c.on('notification', () => { if (this.leader) this.schedule(0); });
     await c.connect();
@@ -112,35 +127,62 @@ export class WebhookDispatcher {
     return c;
   }
 
-  private async round(): Promise<number | null> {
+  private dropConnection(c: pg.Client): void {
+    if (this.client !== c) return;
+    this.client = null;
+    this.leader = false;
+    c.end().catch(() => {});
+  }
+
+  private async startRound(): Promise<number | null> {
     if (this.stopped) return null;
     const c = await this.connect();
-    if (!this.leader) {
-      this.leader = (await c.query<{ held: boolean }>(q.tryWebhookLock)).rows[0].held;
-      if (!this.leader) return null;
-      this.options.log.info('this instance now delivers webhooks');
+    try {
+      // Asked every round, not remembered: a connection the server dropped unnoticed has lost the lock.
+      this.leader = (await c.query<{ held: boolean }>(this.leader ? q.holdsWebhookLock : q.tryWebhookLock)).rows[0].held;
+    } catch (err) {
+      this.dropConnection(c);
+      throw err;
     }
+    if (!this.leader) return null;
     if (Date.now() - this.lastPurge > PURGE_EVERY_MS) {
       this.lastPurge = Date.now();
       await this.pool.query(q.purgeOldWebhookDeliveries);
     }
-    const due = (await this.pool.query<Due>(q.dueWebhookDeliveries, [ROUND_SIZE])).rows;
+    const free = PARALLEL_RECEIVERS - this.busy.size;
+    if (free <= 0) return 0;
+    const due = (await this.pool.query<Due>(q.dueWebhookDeliveries, [ROUND_SIZE, PER_RECEIVER, [...this.busy]])).rows;
     const byReceiver = new Map<string, Due[]>();
     for (const d of due) {
       const list = byReceiver.get(d.user_id);
       if (list) list.push(d); else byReceiver.set(d.user_id, [d]);
     }
-    const queues = [...byReceiver.values()];
-    const lanes = Array.from({ length: Math.min(PARALLEL_RECEIVERS, queues.length) }, async () => {
-      for (let queue = queues.shift(); queue; queue = queues.shift()) {
-        for (const d of queue) await this.deliver(d);
-      }
-    });
-    await Promise.all(lanes);
-    return due.length;
+    let started = 0;
+    for (const [receiver, queue] of [...byReceiver].slice(0, free)) {
+      this.busy.add(receiver);
+      started += queue.length;
+      const lane = (async () => {
+        for (const d of queue) {
+          if (this.stopping.signal.aborted) return;
+          // After a failure the rest waits for the next round: a dead receiver costs one timeout a round.
+          if (!(await this.deliver(d))) return;
+        }
+      })().catch((err: Error) => {
+        this.options.log.error({ err }, 'webhook lane failed');
+        this.options.onError?.(err);
+      }).finally(() => {
+        this.busy.delete(receiver);
+        this.lanes.delete(lane);
+        // The receiver may have more due: look again soon.
+        if (!this.stopped && this.leader) this.schedule(0);
+      });
+      this.lanes.add(lane);
+    }
+    return started;
   }
 
-  private async deliver(d: Due): Promise<void> {
+  /** One attempt; true when delivered. */
+  private async deliver(d: Due): Promise<boolean> {
     const body = JSON.stringify({ id: Number(d.id), type: d.event_type, created_at: d.created_at, ...d.payload });
     const timestampS = Math.floor(Date.now() / 1000);
     let error: string | null = null;
@@ -149,7 +191,7 @@ export class WebhookDispatcher {
         method: 'POST',
         body,
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.options.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(this.options.timeoutMs), this.stopping.signal]),
         headers: {
           'Content-Type': 'application/json',
           'User-Agent': 'telemetry-service-webhooks/1',
@@ -164,13 +206,15 @@ export class WebhookDispatcher {
       await res.body?.cancel().catch(() => {});
       if (res.status < 200 || res.status > 299) error = `HTTP ${res.status}`;
     } catch (err) {
+      // Stopping: the delivery stays due as it was, for the next leader.
+      if (this.stopping.signal.aborted) return false;
       const e = err as Error & { cause?: { code?: string } };
       error = e.name === 'TimeoutError' ? `no answer within ${this.options.timeoutMs} ms` : `${e.cause?.code ?? e.name}: ${e.message}`.slice(0, 300);
     }
     if (error === null) {
       await this.pool.query(q.markWebhookDelivered, [d.id]);
       this.options.onAttempt?.('delivered');
-      return;
+      return true;
     }
     const delayMs = retryDelayMs(d.attempts, this.options.retryBaseMs, this.options.retryMaxMs);
     const res = await this.pool.query<{ gave_up: boolean }>(q.markWebhookRetry, [d.id, delayMs, error, this.options.giveUpH]);
@@ -178,5 +222,6 @@ export class WebhookDispatcher {
     this.options.onAttempt?.(gaveUp ? 'failed' : 'retry');
     if (gaveUp) this.options.log.warn({ delivery: d.id, event: d.event_type, error }, `webhook delivery given up after ${this.options.giveUpH} h`);
     else this.options.log.debug({ delivery: d.id, attempt: d.attempts + 1, error, retryInMs: delayMs }, 'webhook delivery failed; will retry');
+    return false;
   }
 }

@@ -271,16 +271,27 @@ export const deleteWebhook = `DELETE FROM user_webhooks WHERE user_id = $1`;
 /** Session-level advisory lock of the webhook dispatcher: held by one instance's dedicated connection while it lives. */
 export const WEBHOOK_LOCK_KEY = 727004;
 export const tryWebhookLock = `SELECT pg_try_advisory_lock(${WEBHOOK_LOCK_KEY}) AS held`;
-export const releaseWebhookLock = `SELECT pg_advisory_unlock(${WEBHOOK_LOCK_KEY})`;
+/** Whether this connection still holds the lock (it is not re-taken: advisory locks count re-entries). */
+export const holdsWebhookLock = `
+  SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = ${WEBHOOK_LOCK_KEY} AND classid = 0
+                 AND objsubid = 1 AND pid = pg_backend_pid() AND granted) AS held`;
 export const WEBHOOK_CHANNEL = 'webhook_outbox';
 export const notifyWebhookOutbox = `SELECT pg_notify('${WEBHOOK_CHANNEL}', '')`;
 
-/** $1 limit: the due deliveries, oldest first, with where and how to sign them. */
+/**
+ * $1 limit, $2 limit per receiver, $3 receivers to skip (their lane is busy): the due deliveries, oldest first,
+ * with where and how to sign them.
+ */
 export const dueWebhookDeliveries = `
-  SELECT o.id, o.event_type, o.payload, o.created_at, o.attempts, w.url, w.secret
-    FROM webhook_outbox o JOIN user_webhooks w ON w.user_id = o.user_id
-   WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND o.next_attempt_at <= now()
-   ORDER BY o.next_attempt_at, o.id
+  SELECT id, user_id, event_type, payload, created_at, attempts, url, secret FROM (
+    SELECT o.id, o.user_id, o.event_type, o.payload, o.created_at, o.attempts, w.url, w.secret, o.next_attempt_at,
+           row_number() OVER (PARTITION BY o.user_id ORDER BY o.id) AS nth
+      FROM webhook_outbox o JOIN user_webhooks w ON w.user_id = o.user_id
+     WHERE o.delivered_at IS NULL AND o.failed_at IS NULL AND o.next_attempt_at <= now()
+       AND NOT (o.user_id = ANY ($3::int8[]))
+  ) due
+   WHERE nth <= $2
+   ORDER BY next_attempt_at, id
    LIMIT $1`;
 
 export const markWebhookDelivered = `
