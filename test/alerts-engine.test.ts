@@ -241,6 +241,18 @@ describe('alert engine evaluation', () => {
     expect(await runOf(res.rows[0].id, d.id)).toBe(2);
   });
 
+  it('applies a changed threshold to the next batch once the change is notified, well inside the one-second re-read', async () => {
+    const [rule] = await addRules({ metric_name: 'notify_metric', operator: '>', threshold: 100 });
+    const d = await t.newDevice('factory', owner);
+    // Both workers have read the rule with threshold 100: 50 fires nothing and writes no state.
+    await Promise.all([send(d.token, 'notify_metric', 50), send(d.token, 'notify_metric', 50)]);
+    expect(await alertsOf(rule, d.id)).toEqual([]);
+    await t.db.query('UPDATE alert_rules SET threshold = 10 WHERE id = $1', [rule]);
+    await new Promise((resolve) => setTimeout(resolve, 150)); // NOTIFY's way to the workers, not the 1 s re-read
+    await Promise.all([send(d.token, 'notify_metric', 50), send(d.token, 'notify_metric', 50)]);
+    expect((await alertsOf(rule, d.id)).map((a) => a.status)).toEqual(['open']);
+  });
+
   it('opens one alert when 20 concurrent requests of one device all fire the same rule', async () => {
     const d = await t.newDevice('health', owner);
     const answers = await Promise.all(Array.from({ length: 20 }, () => t.post(INGEST, { data: { fall_detected: 1 } }, d.token)));

@@ -16,6 +16,9 @@ export const commitBatch = `
     $6::text[], $7::text[], $8::int4[], $9::int4[], $10::int8[], $11::text[], $12::float8[], $13::text[], $14::float8[],
     $15::int8[], $16::text[], $17::float8[], $18::float8[], $19::bool[])`;
 
+/** Notified at the commit of any rule change (sql/008): every worker re-reads the rules before its next batch. */
+export const RULES_CHANGED_CHANNEL = 'alert_rules_changed';
+
 /** The enabled rules' conditions: the worker sends only watched readings to the engine, flagging those that may fire. */
 export const watchedRules = 'SELECT metric_name, operator, threshold FROM alert_rules WHERE enabled';
 

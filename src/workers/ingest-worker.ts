@@ -22,7 +22,11 @@ async function connection(): Promise<pg.Client> {
   const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-ingest-worker', statement_timeout: STATEMENT_TIMEOUT_MS });
   // A dropped connection is noticed here and replaced at the next batch.
   c.on('error', () => { if (client === c) client = null; });
+  c.on('notification', () => { watched.readAtMs = -Infinity; });
   await c.connect();
+  await c.query(`LISTEN ${q.RULES_CHANGED_CHANNEL}`);
+  // A new connection may have missed changes while there was none.
+  watched.readAtMs = -Infinity;
   client = c;
   return c;
 }
@@ -89,8 +93,8 @@ function lastSeenPerDevice(p: BatchPayload) {
   return { ids, seenMs: ids.map((id) => seen.get(id)!) };
 }
 
-// The enabled rules' conditions, re-read at most a second apart: rule changes reach every worker within one
-// second, readings no rule names never reach the alert engine, and those no rule fires on are flagged so the
+// The enabled rules' conditions, re-read when a rule change is notified (sql/008) and at most a second apart
+// anyway: readings no rule names never reach the alert engine, and those no rule fires on are flagged so the
 // engine's fast path (sql/007) skips them unless their device has an alert or a count under way.
 const WATCHED_REFRESH_MS = 1000;
 let watched: { rules: WatchedRules; readAtMs: number } = { rules: new Map(), readAtMs: -Infinity };

@@ -21,6 +21,10 @@ export function createIngestPool(databaseUrl: string, threads: number): IngestPo
     maxThreads: threads,
     idleTimeout: Number.MAX_SAFE_INTEGER,
     concurrentTasksPerWorker: 1,
+    // Piscina's default ('sync') parks an idle thread in Atomics.wait, so its connection's notifications (rule
+    // changes, sql/008) would wait for the next batch and arrive too late for it. Batches take milliseconds; the
+    // message-port hand-off costs microseconds.
+    atomics: 'disabled',
     workerData: { databaseUrl },
   });
   return {
