@@ -61,9 +61,11 @@ describe('alerts and the batch transaction', () => {
     expect(await stateRows(counting.id)).toEqual([{ rule_id: countRule, consecutive: 1 }]);
     const countedBefore = await alertsOpenedTotal(t);
 
+    // The batch fails at its last step, the latest-values upsert, after the alert engine has run and written
+    // its alert, state and module event: all of it must roll back.
     await t.db.query(`CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.metric_value = 13013 THEN RAISE EXCEPTION 'poison reading'; END IF; RETURN NEW; END $$;
-      CREATE TRIGGER poison BEFORE INSERT ON telemetry FOR EACH ROW EXECUTE FUNCTION poison();`);
+        BEGIN IF NEW.value = 13013 THEN RAISE EXCEPTION 'poison reading'; END IF; RETURN NEW; END $$;
+      CREATE TRIGGER poison BEFORE INSERT ON latest_metrics FOR EACH ROW EXECUTE FUNCTION poison();`);
     try {
       // Sent at once, well inside the 200 ms window: the fall and the second count share the poison's batch.
       const answers = await Promise.all([
@@ -77,7 +79,7 @@ describe('alerts and the batch transaction', () => {
       expect(await alertEventCount(fall.id) + await alertEventCount(counting.id)).toBe(0);
       expect(await alertsOpenedTotal(t)).toBe(countedBefore);
     } finally {
-      await t.db.query('DROP TRIGGER poison ON telemetry; DROP FUNCTION poison();');
+      await t.db.query('DROP TRIGGER poison ON latest_metrics; DROP FUNCTION poison();');
     }
 
     // The same readings, once the database takes them: the fall opens its alert, the count reaches 2 and fires.

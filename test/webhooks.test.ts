@@ -111,13 +111,14 @@ describe('webhooks', () => {
   it('writes no delivery when the batch that would open the alert fails', async () => {
     const { user } = await userWithWebhook('hook-poison@example.com');
     const device = await createDevice(t.db, user.id, 'bed 13', 'health');
+    // Fails the batch at its last step (the latest-values upsert), after the alert and its outbox row were written.
     await t.db.query(`CREATE FUNCTION poison_hook() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN RAISE EXCEPTION 'poisoned'; END $$;
-      CREATE TRIGGER poison_hook BEFORE INSERT ON module_events FOR EACH ROW EXECUTE FUNCTION poison_hook();`);
+      CREATE TRIGGER poison_hook BEFORE INSERT ON latest_metrics FOR EACH ROW EXECUTE FUNCTION poison_hook();`);
     try {
       expect((await t.post(INGEST, { data: { fall_detected: 1 } }, device.token)).status).toBe(503);
     } finally {
-      await t.db.query('DROP TRIGGER poison_hook ON module_events; DROP FUNCTION poison_hook();');
+      await t.db.query('DROP TRIGGER poison_hook ON latest_metrics; DROP FUNCTION poison_hook();');
     }
     await sleep(200);
     expect((await t.db.query('SELECT count(*)::int AS n FROM alerts WHERE device_id = $1', [device.id])).rows[0].n).toBe(0);
