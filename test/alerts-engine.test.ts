@@ -253,6 +253,16 @@ describe('alert engine evaluation', () => {
     expect((await alertsOf(rule, d.id)).map((a) => a.status)).toEqual(['open']);
   });
 
+  it('still evaluates readings after one stamped far in the future (a device clock running ahead)', async () => {
+    const d = await t.newDevice('health', owner);
+    const ahead = new Date(Date.now() + 3_600_000).toISOString();
+    await send(d.token, 'fall_detected', 0, ahead);
+    // Server-stamped, so older than the hour-ahead reading: without the clock-skew guard it would count as late.
+    expect((await t.post(INGEST, { data: { fall_detected: 1 } }, d.token)).status).toBe(200);
+    const [fall] = (await t.db.query("SELECT a.status FROM alerts a JOIN alert_rules r ON r.id = a.rule_id WHERE a.device_id = $1 AND r.metric_name = 'fall_detected'", [d.id])).rows;
+    expect(fall?.status).toBe('open');
+  });
+
   it('opens one alert when 20 concurrent requests of one device all fire the same rule', async () => {
     const d = await t.newDevice('health', owner);
     const answers = await Promise.all(Array.from({ length: 20 }, () => t.post(INGEST, { data: { fall_detected: 1 } }, d.token)));
