@@ -123,6 +123,19 @@ describe('offline sweeper on one instance', () => {
     });
   }
 
+  it('marks a whole silent fleet offline in one sweep, 5,000 devices a transaction, each once with one event', async () => {
+    const owner = (await t.db.query("INSERT INTO users (email, password_hash, role) VALUES ('fleet-sweep@example.com', 'x', 'user') RETURNING id")).rows[0].id;
+    const seen = iso(clock - 10 * 3_600_000);
+    const ids = (await t.db.query(`INSERT INTO devices (owner_id, name, module, api_token_hash, status, last_seen_at)
+      SELECT $1, 'bulk-' || g, 'home_infra', md5(g::text || 'sweep') || md5(g::text), 'online', $2 FROM generate_series(1, 5001) g RETURNING id`,
+    [owner, seen])).rows.map((r) => r.id);
+    expect(await sweepAt(t, clock)).toBeGreaterThanOrEqual(5001);
+    const after = await t.db.query("SELECT count(*) FILTER (WHERE status = 'offline')::int AS offline FROM devices WHERE id = ANY($1::int8[])", [ids]);
+    expect(after.rows[0].offline).toBe(5001);
+    const ev = await t.db.query("SELECT count(*)::int AS n, count(DISTINCT device_id)::int AS d FROM module_events WHERE event_type = 'offline' AND device_id = ANY($1::int8[])", [ids]);
+    expect(ev.rows[0]).toEqual({ n: 5001, d: 5001 });
+  });
+
   it('ignores deleted devices and devices that were never seen', async () => {
     const deleted = await t.newDevice('worker', OWNER);
     const unseen = await t.newDevice('worker', OWNER);

@@ -27,6 +27,9 @@ export interface SweeperOptions {
   onOffline?: (devices: OfflineDevice[], atMs: number) => void;
 }
 
+/** Devices marked offline per transaction. */
+const SWEEP_CHUNK = 5000;
+
 export class OfflineSweeper {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -62,27 +65,35 @@ export class OfflineSweeper {
 
   private async sweep(): Promise<number | null> {
     const atMs = this.options.now();
-    const rows = await inTransaction(this.pool, async (c) => {
-      // Transaction-level: released at COMMIT or ROLLBACK, or when the connection dies; it can never be left held.
-      const lock = await c.query<{ held: boolean }>(q.trySweeperLock);
-      if (!lock.rows[0].held) return null;
-      const gone = (await c.query<{ id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }>(
-        q.markDevicesOffline, [atMs, this.options.offlineAfterS])).rows;
-      // The statement also queued webhook deliveries: wake the dispatcher at COMMIT.
-      if (gone.length > 0) await c.query(q.notifyWebhookOutbox);
-      return gone;
-    });
-    if (rows === null) return null;
-    if (rows.length > 0) {
-      this.options.log.info({ count: rows.length, devices: rows.slice(0, 100).map((r) => r.id) }, 'devices marked offline');
-      const devices = rows.map((r) => ({ id: r.id, ownerId: r.owner_id, module: r.module, lastSeenAt: r.last_seen_at, offlineAfterS: r.offline_after_s }));
-      try {
-        this.options.onOffline?.(devices, atMs);
-      } catch (err) {
-        this.options.log.error({ err }, 'offline listener failed');
-      }
+    let total = 0;
+    // In chunks, each its own transaction: after a long outage a whole fleet goes offline without one huge
+    // statement running into the statement timeout.
+    for (;;) {
+      const rows = await inTransaction(this.pool, async (c) => {
+        // Transaction-level: released at COMMIT or ROLLBACK, or when the connection dies; it can never be left held.
+        const lock = await c.query<{ held: boolean }>(q.trySweeperLock);
+        if (!lock.rows[0].held) return null;
+        const gone = (await c.query<{ id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }>(
+          q.markDevicesOffline, [atMs, this.options.offlineAfterS, SWEEP_CHUNK])).rows;
+        // The statement also queued webhook deliveries: wake the dispatcher at COMMIT.
+        if (gone.length > 0) await c.query(q.notifyWebhookOutbox);
+        return gone;
+      });
+      if (rows === null) return total > 0 ? total : null;
+      total += rows.length;
+      if (rows.length > 0) this.report(rows, atMs);
+      if (rows.length < SWEEP_CHUNK || this.stopped) return total;
     }
-    return rows.length;
+  }
+
+  private report(rows: { id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }[], atMs: number): void {
+    this.options.log.info({ count: rows.length, devices: rows.slice(0, 100).map((r) => r.id) }, 'devices marked offline');
+    const devices = rows.map((r) => ({ id: r.id, ownerId: r.owner_id, module: r.module, lastSeenAt: r.last_seen_at, offlineAfterS: r.offline_after_s }));
+    try {
+      this.options.onOffline?.(devices, atMs);
+    } catch (err) {
+      this.options.log.error({ err }, 'offline listener failed');
+    }
   }
 
   private tick(): void {

@@ -147,16 +147,22 @@ export const SWEEPER_LOCK_KEY = 727003;
 export const trySweeperLock = `SELECT pg_try_advisory_xact_lock(${SWEEPER_LOCK_KEY}) AS held`;
 
 /**
- * $1 sweep time (ms since the epoch), $2 default offline_after_s. Marks offline every live, online device
+ * $1 sweep time (ms since the epoch), $2 default offline_after_s, $3 at most this many devices. Marks offline every live, online device
  * silent for strictly longer than its timeout, and stores one 'offline' module event per device, in one
  * statement, plus a `device.offline` webhook delivery for each audience member (sql/006_webhooks.sql). A device
  * that reported meanwhile is re-checked under its row lock and stays online.
  */
 export const markDevicesOffline = `
-  WITH gone AS (
-    UPDATE devices d SET status = 'offline'
+  WITH silent AS (
+    -- In id order, as every ingest batch locks devices, so the two never deadlock; a device an ingest batch holds
+    -- is skipped: it is being seen right now.
+    SELECT d.id FROM devices d
      WHERE d.status = 'online' AND d.deleted_at IS NULL
        AND d.last_seen_at < to_timestamp($1::float8 / 1000.0) - make_interval(secs => COALESCE(d.offline_after_s, $2::int4))
+     ORDER BY d.id LIMIT $3
+       FOR UPDATE SKIP LOCKED
+  ), gone AS (
+    UPDATE devices d SET status = 'offline' FROM silent s WHERE d.id = s.id
     RETURNING d.id, d.owner_id, d.name, d.module, d.last_seen_at, COALESCE(d.offline_after_s, $2::int4) AS offline_after_s
   ), hooks AS (
     INSERT INTO webhook_outbox (user_id, event_type, payload)
