@@ -11,6 +11,7 @@ import { LoginThrottle } from './auth/login-throttle.js';
 import { MobileTokens } from './auth/mobile-tokens.js';
 import { registerMobileRoutes } from './mobile/routes.js';
 import { registerLiveRoute } from './live/hub.js';
+import { LiveRelay } from './live/relay.js';
 import { registerRuleRoutes } from './mobile/rule-routes.js';
 import { registerWebhookRoutes } from './mobile/webhook-routes.js';
 import { WebhookDispatcher } from './alerts/webhook-dispatcher.js';
@@ -83,6 +84,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const mobileTokens = new MobileTokens(pool, config.mobileTokenTtlDays, now);
   const sessions = new Sessions(pool, { idleMin: config.sessionIdleMin, absoluteH: config.sessionAbsoluteH }, now);
   const liveHub = registerLiveRoute(app, { mobileTokens, sessions, log, tls, cookieSecure: config.cookieSecure, recheckMs: config.liveRecheckMs });
+  const liveRelay = new LiveRelay(pool, databaseUrl, { subscribers: liveHub.subscribers, deliver: liveHub.deliverLocal }, log);
+  liveHub.attachRelay(liveRelay);
+  await liveRelay.ready;
 
   const workers = createIngestPool(databaseUrl, config.ingestWorkers);
   let batcher: Batcher | null = null;
@@ -177,6 +181,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
       // After the drain: ingest stops at once, and the last batches' deliveries may still go out (or wait for the next leader).
       await webhooks.stop();
       await revocations.close();
+      await liveRelay.close();
       await pool.end();
       if (embedded?.owned) await embedded.stop();
       log.info('telemetry service stopped');

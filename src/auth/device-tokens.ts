@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import pg from 'pg';
 import type { Pool } from '../store/db.js';
 import * as q from '../store/queries.js';
+import { listen, type Listener } from '../store/listener.js';
 
 export interface DeviceIdentity { id: number; ownerId: number; module: string }
 
@@ -89,42 +89,12 @@ export class DeviceTokenCache {
  * Listens for revoked token hashes from every instance and the CLI. While the listener is disconnected
  * notices can be missed, so each (re)connect clears the whole cache.
  */
-export function listenForRevocations(databaseUrl: string, cache: DeviceTokenCache, log: (msg: string) => void): { close(): Promise<void>; ready: Promise<void> } {
-  let client: pg.Client | null = null;
-  let closed = false;
-  let retry: NodeJS.Timeout | null = null;
-  let markReady: () => void = () => {};
-  const ready = new Promise<void>((r) => { markReady = r; });
-
-  const connect = async () => {
-    const c = new pg.Client({ connectionString: databaseUrl, application_name: 'telemetry-token-listener' });
-    c.on('notification', (msg) => { if (msg.payload) cache.evict(msg.payload); });
-    c.on('error', () => reconnect(c));
-    c.on('end', () => reconnect(c));
-    try {
-      await c.connect();
-      await c.query(`LISTEN ${q.TOKEN_REVOKED_CHANNEL}`);
-      client = c;
-      cache.clear();
-      markReady();
-    } catch (err) {
-      log(`token revocation listener: ${(err as Error).message}`);
-      reconnect(c);
-    }
-  };
-  const reconnect = (c: pg.Client) => {
-    if (closed || retry) return;
-    if (client === c) client = null;
-    c.end().catch(() => {});
-    retry = setTimeout(() => { retry = null; void connect(); }, 1000);
-  };
-  void connect();
-  return {
-    ready,
-    async close() {
-      closed = true;
-      if (retry) clearTimeout(retry);
-      await client?.end().catch(() => {});
-    },
-  };
+export function listenForRevocations(databaseUrl: string, cache: DeviceTokenCache, log: (msg: string) => void): Listener {
+  return listen(databaseUrl, {
+    name: 'telemetry-token-listener',
+    channels: { [q.TOKEN_REVOKED_CHANNEL]: (hash) => { if (hash) cache.evict(hash); } },
+    // Revocations sent while the connection was down were missed: forget every cached token.
+    onConnect: () => cache.clear(),
+    log,
+  });
 }

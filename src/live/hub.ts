@@ -4,6 +4,7 @@ import type { Sessions } from '../auth/sessions.js';
 import type { User } from '../auth/users.js';
 import type { AlertChange } from '../ingest/batcher.js';
 import type { NormalisedBody } from '../ingest/normalise.js';
+import type { LiveRelay } from './relay.js';
 import type { Logger } from '../observability/logger.js';
 import { cookieNames, parseCookies } from '../web/cookies.js';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket } from '../http/uws.js';
@@ -40,6 +41,12 @@ export interface LiveHub {
   endUser(userId: number): void;
   /** Stops the re-check timer and closes every socket. */
   close(): void;
+  /** Sends this instance's messages to the other instances' sockets too (src/live/relay.ts). */
+  attachRelay(relay: LiveRelay): void;
+  /** Open sockets on this instance. */
+  subscribers(): number;
+  /** Publishes another instance's message to this instance's sockets of that owner and its admins. */
+  deliverLocal(ownerId: number, text: string): void;
 }
 
 /**
@@ -90,6 +97,7 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
     },
     open: (ws) => {
       sockets.add(ws);
+      if (sockets.size === 1) relay?.nudge();
       const { user } = ws.getUserData();
       ws.subscribe(user.role === 'admin' ? ADMIN_TOPIC : ownerTopic(user.id));
       ws.send(JSON.stringify({ type: 'hello', user: { id: user.id, email: user.email, role: user.role } }));
@@ -128,16 +136,25 @@ export function registerLiveRoute(app: TemplatedApp, deps: LiveDeps): LiveHub {
   const timer = setInterval(() => void recheck(), deps.recheckMs);
   timer.unref();
 
-  const publish = (ownerId: number, message: () => string) => {
-    const topic = ownerTopic(ownerId);
-    // Nothing is serialised when nobody listens: ingest pays for live delivery only while someone watches.
-    if (app.numSubscribers(topic) === 0 && app.numSubscribers(ADMIN_TOPIC) === 0) return;
-    const text = message();
-    app.publish(topic, text);
+  let relay: LiveRelay | null = null;
+  const publishLocal = (ownerId: number, text: string) => {
+    app.publish(ownerTopic(ownerId), text);
     app.publish(ADMIN_TOPIC, text);
+  };
+  const publish = (ownerId: number, message: () => string) => {
+    const local = app.numSubscribers(ownerTopic(ownerId)) > 0 || app.numSubscribers(ADMIN_TOPIC) > 0;
+    const remote = relay?.othersListening ?? false;
+    // Nothing is serialised when nobody listens: ingest pays for live delivery only while someone watches.
+    if (!local && !remote) return;
+    const text = message();
+    if (local) publishLocal(ownerId, text);
+    if (remote) relay!.send(ownerId, text);
   };
 
   return {
+    attachRelay(r) { relay = r; },
+    subscribers: () => sockets.size,
+    deliverLocal: publishLocal,
     endCredential(hash) {
       for (const ws of [...sockets]) if (ws.getUserData().credential.hash === hash) end(ws);
     },

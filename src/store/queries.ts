@@ -395,3 +395,14 @@ export const findUserById = `SELECT id, email, role, disabled_at FROM users WHER
 /** Locks the enabled admins, so two admins cannot demote or disable each other at once and leave none. */
 export const lockEnabledAdmins = `SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE`;
 export const setUserRole = `UPDATE users SET role = $2 WHERE lower(email) = lower($1) RETURNING id, email, role`;
+
+// Live messages across instances (src/live/relay.ts; table in sql/010_live_instances.sql).
+export const LIVE_EVENTS_CHANNEL = 'live_events';
+export const notifyLiveEvents = `SELECT pg_notify('${LIVE_EVENTS_CHANNEL}', $1)`;
+export const announceLiveInstance = `
+  INSERT INTO live_instances (instance_id, subscribers, seen_at) VALUES ($1, $2, now())
+  ON CONFLICT (instance_id) DO UPDATE SET subscribers = EXCLUDED.subscribers, seen_at = EXCLUDED.seen_at`;
+export const leaveLiveInstances = `DELETE FROM live_instances WHERE instance_id = $1 OR seen_at < now() - interval '1 minute'`;
+/** Another instance announced subscribers within the last 10 s (five presence rounds). */
+export const otherLiveInstances = `
+  SELECT EXISTS (SELECT 1 FROM live_instances WHERE instance_id <> $1 AND subscribers > 0 AND seen_at > now() - interval '10 seconds') AS others`;
