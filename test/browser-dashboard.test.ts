@@ -95,6 +95,12 @@ describe.skipIf(!hasChromium)(`dashboard in headless Chromium${hasChromium ? '' 
     expect(await text(s.page, `${row} [data-metric=spo2]`)).toBe('95 %');
     expect(await text(s.page, `${row} [data-field=status]`)).toBe('online');
     expect(await text(s.page, `${row} [data-field=last-seen]`)).toMatch(/^\d+ s ago$/);
+    // A late reading (an hour old) is stored, but the dashboard keeps the newer value; the next current one shows.
+    const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
+    expect((await ingest(d.token, { metric_name: 'heart_rate', metric_value: 41, recorded_at: hourAgo })).status).toBe(200);
+    expect((await ingest(d.token, { data: { spo2: 96 } })).status).toBe(200);
+    await s.page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '96 %', `${row} [data-metric=spo2]`);
+    expect(await text(s.page, `${row} [data-metric=heart_rate]`)).toBe('99 bpm');
 
     expect((await ingest(d.token, { data: { fall_detected: 1 } })).status).toBe(200);
     await s.page.waitForFunction((sel) => document.querySelector(sel)?.textContent === '1', `${row} [data-field=open-alerts]`);

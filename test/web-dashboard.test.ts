@@ -67,7 +67,7 @@ describe('dashboard and device pages', () => {
     const row = dashboardRow(dash, d.id);
     expect(row).toContain('<span class="open-alerts has-alerts" data-field="open-alerts">1</span>');
     // The flat body form carries no units: the documented ones are shown.
-    expect(row).toContain('data-metric="heart_rate" data-unit="bpm">71 bpm<');
+    expect(row).toMatch(/data-metric="heart_rate" data-unit="bpm" data-at="[^"]+Z">71 bpm</);
     expect(row).toContain('data-metric="spo2" data-unit="%">97.5 %<');
     expect(row).toContain('<span class="badge online" data-field="status">online</span>');
     expect(row).toMatch(/<time data-field="last-seen" datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+">\d+ s ago<\/time>/);

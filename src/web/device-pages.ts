@@ -25,7 +25,7 @@ function keyValues(d: VisibleDevice): Html {
   const items = keyMetricsOf(d.module, d.latest).map((name) => {
     const v = d.latest[name];
     const unit = unitOf(name, v?.unit);
-    return html`<li><span class="metric-name">${name}</span> <span class="metric-value" data-metric="${name}"${unit ? html` data-unit="${unit}"` : ''}>${v ? formatValue(v.value, unit) : '—'}</span></li>`;
+    return html`<li><span class="metric-name">${name}</span> <span class="metric-value" data-metric="${name}"${unit ? html` data-unit="${unit}"` : ''}${v ? html` data-at="${v.recorded_at}"` : ''}>${v ? formatValue(v.value, unit) : '—'}</span></li>`;
   });
   return html`<ul class="key-values">${items}</ul>`;
 }

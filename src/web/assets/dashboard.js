@@ -66,7 +66,11 @@
       Object.keys(m.latest || {}).forEach(function (name) {
         var el = row.querySelector('[data-metric="' + CSS.escape(name) + '"]');
         if (!el) return;
-        el.textContent = formatValue(m.latest[name].value, m.latest[name].unit || el.dataset.unit);
+        var v = m.latest[name];
+        // A late reading (older than the one shown) is stored but never replaces the latest value.
+        if (el.dataset.at && Date.parse(v.recorded_at) < Date.parse(el.dataset.at)) return;
+        el.dataset.at = v.recorded_at;
+        el.textContent = formatValue(v.value, v.unit || el.dataset.unit);
         flash(el);
       });
     } else if (m.type === 'alert_opened') {

@@ -106,8 +106,10 @@
       var none = document.getElementById('no-latest');
       if (none) none.remove();
     }
-    row.cells[1].textContent = formatValue(v.value, v.unit || row.dataset.unit);
     var t = row.cells[2].querySelector('time');
+    // A late reading (older than the one shown) goes into its chart, but never replaces the latest value.
+    if (t.getAttribute('datetime') && Date.parse(v.recorded_at) < Date.parse(t.getAttribute('datetime'))) return;
+    row.cells[1].textContent = formatValue(v.value, v.unit || row.dataset.unit);
     t.setAttribute('datetime', v.recorded_at);
     t.textContent = utc(v.recorded_at);
     row.classList.remove('updated');
