@@ -68,7 +68,7 @@ describe('dashboard and device pages', () => {
     expect(row).toContain('<span class="open-alerts has-alerts" data-field="open-alerts">1</span>');
     // The flat body form carries no units: the documented ones are shown.
     expect(row).toMatch(/data-metric="heart_rate" data-unit="bpm" data-at="[^"]+Z">71 bpm</);
-    expect(row).toContain('data-metric="spo2" data-unit="%">97.5 %<');
+    expect(row).toMatch(/data-metric="spo2" data-unit="%" data-at="[^"]+Z">97.5 %</);
     expect(row).toContain('<span class="badge online" data-field="status">online</span>');
     expect(row).toMatch(/<time data-field="last-seen" datetime="\d{4}-\d\d-\d\dT[\d:.]+Z" title="[^"]+">\d+ s ago<\/time>/);
     expect(dashboardRow(dash, quiet.id)).toContain('data-field="open-alerts">0<');
