@@ -7,7 +7,9 @@
 -- Late readings: 005 kept a per-(rule, device) `last_at`, written on every pair. The same watermark is the
 -- device's `latest_metrics.recorded_at` for the metric as it stood before the batch: every reading of a
 -- watched metric passes through it, it never moves back, and it is already maintained. ingest_commit_batch
--- now runs the engine before it moves that watermark.
+-- now runs the engine before it moves that watermark. A device whose clock runs ahead (recorded_at may lie up
+-- to a day in the future) would make every later, correct reading "late" and silence its alerts, so a newest
+-- reading more than five minutes ahead of the database clock does not count as the watermark.
 
 -- Where the fast path looks for "something under way": unresolved alerts and counts above zero, by device.
 CREATE INDEX IF NOT EXISTS alerts_unresolved_device_idx ON alerts (device_id) WHERE status <> 'resolved';
@@ -55,7 +57,8 @@ BEGIN
      WHERE r.d = ANY (busy)
        -- Older than the newest reading of this metric before the batch: a late request, skipped.
        AND NOT EXISTS (SELECT 1 FROM latest_metrics lm
-                        WHERE lm.device_id = r.d AND lm.metric_name = r.m AND lm.recorded_at > to_timestamp(r.t / 1000.0))
+                        WHERE lm.device_id = r.d AND lm.metric_name = r.m AND lm.recorded_at > to_timestamp(r.t / 1000.0)
+                          AND lm.recorded_at <= now() + interval '5 minutes')
      ORDER BY r.d, ru.id, r.t, r.i
   LOOP
     -- Locked only when it may write: a rule deleted meanwhile is skipped, and a delete waits for this batch.
@@ -67,7 +70,7 @@ BEGIN
     VALUES (rec.rule_id, rec.device_id, CASE WHEN fires THEN 1 ELSE 0 END, rec.at)
     ON CONFLICT (rule_id, device_id) DO UPDATE
        SET consecutive = CASE WHEN fires THEN s.consecutive + 1 ELSE 0 END, last_at = EXCLUDED.last_at
-     WHERE s.last_at IS NULL OR s.last_at <= EXCLUDED.last_at
+     WHERE s.last_at IS NULL OR s.last_at <= EXCLUDED.last_at OR s.last_at > now() + interval '5 minutes'
     RETURNING consecutive INTO run;
     CONTINUE WHEN run IS NULL;
 

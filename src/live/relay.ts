@@ -2,7 +2,7 @@
 // instance that committed it; its sockets may sit on another. Each instance therefore also sends the messages
 // it produces through NOTIFY `live_events`, in batches every FLUSH_MS, and publishes what the others send to
 // its own sockets. It does so only while another instance has subscribers (the `live_instances` presence
-// table, sql/010), so a single instance, or nobody watching, costs nothing.
+// table, sql/009), so a single instance, or nobody watching, costs nothing.
 import crypto from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { Pool } from '../store/db.js';

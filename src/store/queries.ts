@@ -396,7 +396,7 @@ export const findUserById = `SELECT id, email, role, disabled_at FROM users WHER
 export const lockEnabledAdmins = `SELECT id FROM users WHERE role = 'admin' AND disabled_at IS NULL ORDER BY id FOR UPDATE`;
 export const setUserRole = `UPDATE users SET role = $2 WHERE lower(email) = lower($1) RETURNING id, email, role`;
 
-// Live messages across instances (src/live/relay.ts; table in sql/010_live_instances.sql).
+// Live messages across instances (src/live/relay.ts; table in sql/009_live_instances.sql).
 export const LIVE_EVENTS_CHANNEL = 'live_events';
 export const notifyLiveEvents = `SELECT pg_notify('${LIVE_EVENTS_CHANNEL}', $1)`;
 export const announceLiveInstance = `
