@@ -58,6 +58,7 @@ export const Errors = {
   invalidAccessToken: define('INVALID_ACCESS_TOKEN', 401, 'Invalid or expired access token.', { 'WWW-Authenticate': 'Bearer' }),
   resourceNotFound: define('RESOURCE_NOT_FOUND', 404, 'Not found.'),
   alertNotOpen: (status: string) => define('ALERT_NOT_OPEN', 409, `This alert is ${status}; only an open alert can be acknowledged.`),
+  alertResolved: define('ALERT_ALREADY_RESOLVED', 409, 'This alert is already resolved; a new firing reading opens a new alert.'),
   badQuery: (message: string) => define('BAD_QUERY', 400, message),
   // Alert rules in the mobile API (src/mobile/rule-routes.ts); the messages come from src/alerts/rules.ts.
   badRule: (message: string) => define('BAD_RULE', 400, message),

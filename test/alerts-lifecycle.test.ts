@@ -126,6 +126,31 @@ describe('alerts and the batch transaction', () => {
     });
     expect((await list('?status=closed')).status).toBe(400);
   });
+
+  it('resolves an alert by hand from the mobile API with a manual module event, once; 409 again, 404 for another user', async () => {
+    const nurse = `nurse-${Date.now()}@example.com`;
+    const d = await t.newDevice('health', nurse);
+    const stranger = `stranger-${Date.now()}@example.com`;
+    await t.newDevice('health', stranger);
+    const tokenOf = async (email: string) => (await t.post('/api/mobile/login', { email, password: PASSWORD })).json.data.token as string;
+    const [mine, theirs] = [await tokenOf(nurse), await tokenOf(stranger)];
+    expect((await t.post(INGEST, { data: { fall_detected: 1 } }, d.token)).status).toBe(200);
+    const [alert] = await alertRows(d.id);
+
+    const refused = await t.post(`/api/mobile/alerts/${alert.id}/resolve`, {}, theirs);
+    expect([refused.status, refused.json]).toEqual([404, { status: 'error', error: 'Not found.' }]);
+    expect((await alertRows(d.id))[0].status).toBe('open');
+
+    const done = await t.post(`/api/mobile/alerts/${alert.id}/resolve`, {}, mine);
+    expect(done.status).toBe(200);
+    expect(done.json.data.alert).toMatchObject({ id: alert.id, status: 'resolved' });
+    expect((await alertRows(d.id))[0]).toMatchObject({ status: 'resolved', resolved_at: expect.any(Date) });
+    const events = (await t.db.query("SELECT detail FROM module_events WHERE device_id = $1 AND event_type = 'alert_resolved'", [d.id])).rows;
+    expect(events).toEqual([{ detail: expect.objectContaining({ alert_id: alert.id, manual: true, by: nurse }) }]);
+
+    const again = await t.post(`/api/mobile/alerts/${alert.id}/resolve`, {}, mine);
+    expect([again.status, again.json.error]).toEqual([409, 'This alert is already resolved; a new firing reading opens a new alert.']);
+  });
 });
 
 describe('for_count state across a restart', () => {

@@ -1,4 +1,4 @@
-import { acknowledgeAlert } from '../alerts/lifecycle.js';
+import { acknowledgeAlert, resolveAlert, type AlertActor } from '../alerts/lifecycle.js';
 import type { LiveHub } from '../live/hub.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
@@ -13,8 +13,8 @@ import type { TemplatedApp } from '../http/uws.js';
 export interface MobileDeps extends MobileApiDeps {
   throttle: LoginThrottle;
   now: () => number;
-  /** Ends the live sockets of a token at logout. */
-  live?: Pick<LiveHub, 'endCredential'>;
+  /** Ends the live sockets of a token at logout; pushes alerts resolved by hand. */
+  live?: Pick<LiveHub, 'endCredential' | 'alertChanged'>;
 }
 
 const badQuery = (message: string) => fail(Errors.badQuery(message));
@@ -133,12 +133,23 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     return ok({ alerts: res.rows });
   });
 
+  const actorOf = (user: User): AlertActor => ({ userId: user.id, admin: user.role === 'admin', email: user.email });
+
   authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async (req, user) => {
     const id = parseId(req.params[0]);
     if (id === null) return NOT_FOUND;
-    const r = await acknowledgeAlert(pool, { userId: user.id, admin: user.role === 'admin', email: user.email }, id, deps.now());
+    const r = await acknowledgeAlert(pool, actorOf(user), id, deps.now());
     if (r.ok) return ok({ alert: r.alert });
     // Not acknowledged: someone else's (404), or no longer open (409, with its status).
     return r.kind === 'not_found' ? NOT_FOUND : fail(Errors.alertNotOpen(r.status));
+  });
+
+  authed('post', '/api/mobile/alerts/:id/resolve', 1, async (req, user) => {
+    const id = parseId(req.params[0]);
+    if (id === null) return NOT_FOUND;
+    const { result, change } = await resolveAlert(pool, actorOf(user), id, deps.now());
+    if (change) deps.live?.alertChanged(change);
+    if (result.ok) return ok({ alert: result.alert });
+    return result.kind === 'not_found' ? NOT_FOUND : fail(Errors.alertResolved);
   });
 }
