@@ -168,4 +168,22 @@ describe('browser sessions: login, devices page, logout and timeouts', () => {
     expect(css.headers['cache-control']).toBe('public, max-age=3600');
     expect(css.headers['x-content-type-options']).toBe('nosniff');
   });
+
+  it('links every asset by its content hash, served immutable for a year with its content type; a stale version gets an hour', async () => {
+    const user = await createUser(t.db, `assets-${Date.now()}@example.com`, PASSWORD, 'user');
+    const s = await logIn(t.baseUrl, user.email, PASSWORD);
+    const page = await get(`${t.baseUrl}/devices`, { cookie: s.cookie });
+    const links = [...page.text.matchAll(/(?:href|src)="(\/static\/[^"?]+)\?v=([0-9a-f]{12})"/g)].map((m) => ({ path: m[1], v: m[2] }));
+    const types: Record<string, string> = { '.css': 'text/css; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.svg': 'image/svg+xml' };
+    expect(links.map((l) => l.path)).toEqual(expect.arrayContaining(['/static/app.css', '/static/favicon.svg', '/static/live.js', '/static/dashboard.js']));
+    for (const { path, v } of links) {
+      const r = await get(`${t.baseUrl}${path}?v=${v}`);
+      expect(r.status, path).toBe(200);
+      expect(r.headers['content-type'], path).toBe(types[path.slice(path.lastIndexOf('.'))]);
+      expect(r.headers['cache-control'], path).toBe('public, max-age=31536000, immutable');
+      const hash = crypto.createHash('sha256').update(Buffer.from(r.text, 'utf8')).digest('hex').slice(0, 12);
+      expect(hash, path).toBe(v);
+      expect((await get(`${t.baseUrl}${path}?v=000000000000`)).headers['cache-control'], path).toBe('public, max-age=3600');
+    }
+  });
 });
