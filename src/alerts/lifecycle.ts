@@ -7,6 +7,9 @@ import * as q from '../store/queries.js';
 
 /** Who acts: the user's id, whether they are an admin (every device), and their email for the event detail. */
 export interface AlertActor { userId: number; admin: boolean; email: string }
+/** The actor of a logged-in user (mobile token or browser session). */
+export const alertActor = (user: { id: number; role: string; email: string }): AlertActor =>
+  ({ userId: user.id, admin: user.role === 'admin', email: user.email });
 
 export interface AlertRecord {
   id: number; rule_id: number; device_id: number; metric_name: string; value: number; severity: string;

@@ -43,6 +43,8 @@ export type Result<T> = { ok: true; value: T } | { ok: false; failure: Failure }
 /** Who acts. The CLI operator (userId null) and admins may do anything; a user manages only the rules they own. */
 export interface Actor { userId: number | null; admin: boolean }
 export const CLI_OPERATOR: Actor = { userId: null, admin: true };
+/** The actor of a logged-in user (mobile token or browser session). */
+export const ruleActor = (user: { id: number; role: string }): Actor => ({ userId: user.id, admin: user.role === 'admin' });
 
 /** How the caller names a field in messages: "clear_threshold" in the API, "--clear-threshold" on the CLI. */
 export type Label = (field: keyof RuleFields) => string;

@@ -36,6 +36,11 @@ export function webhookSecretProblem(secret: unknown): string | null {
   return null;
 }
 
+/** The first problem with a webhook's url and optional secret, or null: the one check of the API, CLI and pages. */
+export function webhookInputProblem(url: unknown, secret: unknown): string | null {
+  return webhookUrlProblem(url) ?? webhookSecretProblem(secret);
+}
+
 /** Sets (creates or replaces) a user's webhook; returns the secret, generated when none was given. */
 export async function setWebhook(pool: Pool, userId: number, url: string, secret?: string | null): Promise<Webhook & { secret: string }> {
   const s = secret ?? crypto.randomBytes(32).toString('hex');

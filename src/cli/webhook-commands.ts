@@ -1,5 +1,5 @@
 // The webhook:* commands: an operator sets, shows or removes a user's webhook (src/alerts/webhooks.ts).
-import { getWebhook, removeWebhook, setWebhook, webhookSecretProblem, webhookUrlProblem } from '../alerts/webhooks.js';
+import { getWebhook, removeWebhook, setWebhook, webhookInputProblem } from '../alerts/webhooks.js';
 import { findUserId, UserInputError } from '../auth/users.js';
 import type { Pool } from '../store/db.js';
 import { required } from './args.js';
@@ -11,7 +11,7 @@ export const WEBHOOK_COMMANDS: Record<string, { usage: string; run: Command }> =
     usage: 'webhook:set --user E --url URL [--secret S]   (prints the secret; generated when not given)',
     run: async (pool, f) => {
       const url = required(f, 'url');
-      const problem = webhookUrlProblem(url) ?? webhookSecretProblem(f.secret);
+      const problem = webhookInputProblem(url, f.secret);
       if (problem) throw new UserInputError(problem.replace(/^url\b/, '--url').replace(/^secret\b/, '--secret'));
       const userId = await findUserId(pool, required(f, 'user'));
       return { user: f.user, ...await setWebhook(pool, userId, url, f.secret ?? null) };

@@ -27,6 +27,9 @@ export interface SweeperOptions {
   onOffline?: (devices: OfflineDevice[], atMs: number) => void;
 }
 
+/** A row of q.markDevicesOffline. */
+interface GoneRow { id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }
+
 /** Devices marked offline per transaction. */
 const SWEEP_CHUNK = 5000;
 
@@ -73,7 +76,7 @@ export class OfflineSweeper {
         // Transaction-level: released at COMMIT or ROLLBACK, or when the connection dies; it can never be left held.
         const lock = await c.query<{ held: boolean }>(q.trySweeperLock);
         if (!lock.rows[0].held) return null;
-        const gone = (await c.query<{ id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }>(
+        const gone = (await c.query<GoneRow>(
           q.markDevicesOffline, [atMs, this.options.offlineAfterS, SWEEP_CHUNK])).rows;
         // The statement also queued webhook deliveries: wake the dispatcher at COMMIT.
         if (gone.length > 0) await c.query(q.notifyWebhookOutbox);
@@ -86,7 +89,7 @@ export class OfflineSweeper {
     }
   }
 
-  private report(rows: { id: number; owner_id: number; module: string; last_seen_at: Date; offline_after_s: number }[], atMs: number): void {
+  private report(rows: GoneRow[], atMs: number): void {
     this.options.log.info({ count: rows.length, devices: rows.slice(0, 100).map((r) => r.id) }, 'devices marked offline');
     const devices = rows.map((r) => ({ id: r.id, ownerId: r.owner_id, module: r.module, lastSeenAt: r.last_seen_at, offlineAfterS: r.offline_after_s }));
     try {

@@ -1,4 +1,4 @@
-import { acknowledgeAlert, resolveAlert, type AlertActor } from '../alerts/lifecycle.js';
+import { acknowledgeAlert, alertActor, resolveAlert } from '../alerts/lifecycle.js';
 import type { LiveHub } from '../live/hub.js';
 import type { LoginThrottle } from '../auth/login-throttle.js';
 import { checkCredentials } from '../auth/credentials.js';
@@ -133,12 +133,10 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
     return ok({ alerts: res.rows });
   });
 
-  const actorOf = (user: User): AlertActor => ({ userId: user.id, admin: user.role === 'admin', email: user.email });
-
   authed('post', '/api/mobile/alerts/:id/acknowledge', 1, async (req, user) => {
     const id = parseId(req.params[0]);
     if (id === null) return NOT_FOUND;
-    const r = await acknowledgeAlert(pool, actorOf(user), id, deps.now());
+    const r = await acknowledgeAlert(pool, alertActor(user), id, deps.now());
     if (r.ok) return ok({ alert: r.alert });
     // Not acknowledged: someone else's (404), or no longer open (409, with its status).
     return r.kind === 'not_found' ? NOT_FOUND : fail(Errors.alertNotOpen(r.status));
@@ -147,7 +145,7 @@ export function registerMobileRoutes(app: TemplatedApp, deps: MobileDeps): void 
   authed('post', '/api/mobile/alerts/:id/resolve', 1, async (req, user) => {
     const id = parseId(req.params[0]);
     if (id === null) return NOT_FOUND;
-    const { result, change } = await resolveAlert(pool, actorOf(user), id, deps.now());
+    const { result, change } = await resolveAlert(pool, alertActor(user), id, deps.now());
     if (change) deps.live?.alertChanged(change);
     if (result.ok) return ok({ alert: result.alert });
     return result.kind === 'not_found' ? NOT_FOUND : fail(Errors.alertResolved);

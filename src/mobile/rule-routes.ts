@@ -1,7 +1,7 @@
 // Alert rules in the mobile API, under the mobile bearer token. A user sees the global rules and their own, and
 // manages only their own: another user's rule is not found (404), a global rule they can see is refused (403).
 import {
-  createRule, deleteRule, listVisibleRules, readRuleChanges, updateRule,
+  createRule, deleteRule, listVisibleRules, readRuleChanges, ruleActor, updateRule,
   type Actor, type FailureKind, type Result, type RuleChanges, type RuleFields,
 } from '../alerts/rules.js';
 import { Errors, type ApiError } from '../errors.js';
@@ -38,7 +38,7 @@ export function registerRuleRoutes(app: TemplatedApp, deps: MobileApiDeps): void
   type Handler = (req: JsonRequest, actor: Actor) => Promise<Reply>;
   const route = authedRoutes(app, deps);
   const authed = (method: Method, pattern: string, params: number, h: Handler) =>
-    route(method, pattern, params, (req, user) => h(req, { userId: user.id, admin: user.role === 'admin' }));
+    route(method, pattern, params, (req, user) => h(req, ruleActor(user)));
 
   authed('get', '/api/mobile/rules', 0, async (_req, actor) => ok({ rules: await listVisibleRules(pool, actor) }));
 

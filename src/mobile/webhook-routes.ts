@@ -1,7 +1,7 @@
 // The caller's own webhook in the mobile API: GET shows it with its delivery state, PUT sets it (the secret is
 // returned once, generated when not given), DELETE removes it with its pending deliveries.
 import type { User } from '../auth/users.js';
-import { getWebhook, removeWebhook, setWebhook, webhookSecretProblem, webhookUrlProblem } from '../alerts/webhooks.js';
+import { getWebhook, removeWebhook, setWebhook, webhookInputProblem } from '../alerts/webhooks.js';
 import { Errors } from '../errors.js';
 import type { JsonRequest, Reply } from '../http/json-route.js';
 import type { TemplatedApp } from '../http/uws.js';
@@ -25,7 +25,7 @@ export function registerWebhookRoutes(app: TemplatedApp, deps: MobileApiDeps): v
     const { url, secret, ...rest } = body as Record<string, unknown>;
     const unknown = Object.keys(rest);
     if (unknown.length > 0) return fail(Errors.badWebhook(`Unknown field ${JSON.stringify(unknown[0].slice(0, 40))}: a webhook has url and an optional secret.`));
-    const problem = webhookUrlProblem(url) ?? webhookSecretProblem(secret);
+    const problem = webhookInputProblem(url, secret);
     if (problem) return fail(Errors.badWebhook(problem));
     const webhook = await setWebhook(pool, user.id, url as string, (secret as string | undefined) ?? null);
     return ok({ webhook });

@@ -2,6 +2,7 @@
 import type { LiveSession } from '../auth/sessions.js';
 import { html, type Html } from './html.js';
 import { layout } from './layout.js';
+import { utcTime } from './key-metrics.js';
 
 export interface AlertListRow {
   id: number; rule_id: number; device_id: number; device_name: string; metric_name: string; value: number;
@@ -31,7 +32,7 @@ export function parseFilter(s: string | null): AlertFilter | null {
 export function when(v: Date | string | null): Html | string {
   if (v === null) return '–';
   const d = v instanceof Date ? v : new Date(v);
-  return html`<time datetime="${d.toISOString()}">${d.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC')}</time>`;
+  return html`<time datetime="${d.toISOString()}">${utcTime(d)}</time>`;
 }
 
 const KNOWN_SEVERITIES = ['info', 'warning', 'critical'];

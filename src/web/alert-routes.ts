@@ -1,6 +1,6 @@
 // The alerts pages: the list by status, acknowledge and resolve buttons, and the row fragment that
 // alerts.js fetches for an alert opened while the page is open.
-import { acknowledgeAlert, resolveAlert, type AlertActor, type AlertStepResult } from '../alerts/lifecycle.js';
+import { acknowledgeAlert, alertActor, resolveAlert, type AlertActor, type AlertStepResult } from '../alerts/lifecycle.js';
 import type { LiveSession } from '../auth/sessions.js';
 import type { LiveHub } from '../live/hub.js';
 import type { Pool } from '../store/db.js';
@@ -20,8 +20,7 @@ export interface AlertRouteDeps {
   live?: LiveHub;
 }
 
-const actorOf = (session: LiveSession): AlertActor =>
-  ({ userId: session.user.id, admin: session.user.role === 'admin', email: session.user.email });
+const actorOf = (session: LiveSession): AlertActor => alertActor(session.user);
 
 /** GET /alerts, GET /alerts/:id/row, POST /alerts/:id/acknowledge and POST /alerts/:id/resolve. */
 export function registerAlertRoutes(router: WebRouter, deps: AlertRouteDeps): void {

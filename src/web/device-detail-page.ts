@@ -2,7 +2,7 @@ import type { LiveSession } from '../auth/sessions.js';
 import { statusBadge, lastSeen, type VisibleDevice } from './device-pages.js';
 import { gpsSvg, type GpsPoint } from './gps-svg.js';
 import { Html, html } from './html.js';
-import { formatValue, isoTime, unitOf } from './key-metrics.js';
+import { formatValue, isoTime, unitOf, utcTime as utc } from './key-metrics.js';
 import { layout } from './layout.js';
 
 /** Chart ranges: bucket widths keep each chart at or under ~300 points (1 h / 12 s, 24 h / 5 min, 7 d / 40 min). */
@@ -45,7 +45,7 @@ function latestTable(d: VisibleDevice): Html {
   const rows = names.map((n) => {
     const v = d.latest[n];
     const unit = unitOf(n, v.unit);
-    return html`<tr data-metric="${n}"${unit ? html` data-unit="${unit}"` : ''}><td>${n}</td><td class="metric-value">${formatValue(v.value, unit)}</td><td><time datetime="${v.recorded_at}">${v.recorded_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}</time></td></tr>\n`;
+    return html`<tr data-metric="${n}"${unit ? html` data-unit="${unit}"` : ''}><td>${n}</td><td class="metric-value">${formatValue(v.value, unit)}</td><td><time datetime="${v.recorded_at}">${utc(v.recorded_at)}</time></td></tr>\n`;
   });
   return html`<div class="table-wrap"><table id="latest">
 <thead><tr><th>Metric</th><th>Latest value</th><th>Recorded at</th></tr></thead>
@@ -75,7 +75,6 @@ function bucketLabel(s: number): string {
   return s < 60 ? `${s} s` : s < 3600 ? `${s / 60} min` : `${s / 3600} h`;
 }
 
-const utc = (t: Date | string) => isoTime(t).replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
 
 /** "skipped=2, metric_name=heart_rate": an event's JSON detail as plain text (escaped by the template). */
 function detailText(detail: Record<string, unknown> | null): string {

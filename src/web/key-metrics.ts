@@ -71,3 +71,5 @@ export function relativeTime(at: Date | string | null, nowMs: number): string {
 }
 
 export const isoTime = (at: Date | string): string => new Date(at).toISOString();
+/** "2026-03-01 08:00:00 UTC": how every page prints a time (format.js's utc is the same for live rows). */
+export const utcTime = (at: Date | string): string => isoTime(at).replace('T', ' ').replace(/\.\d+Z$/, ' UTC');

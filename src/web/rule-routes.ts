@@ -1,7 +1,7 @@
 // The alert rule pages over src/alerts/rules.ts: the same validation, ownership and limits as the CLI and the
 // mobile API. A user sees the global rules and their own and manages only their own; an admin manages all.
 import {
-  createRule, deleteRule, listVisibleRules, readRuleChanges, updateRule,
+  createRule, deleteRule, listVisibleRules, readRuleChanges, ruleActor, updateRule,
   type Actor, type Failure, type RuleChanges, type RuleFields,
 } from '../alerts/rules.js';
 import type { LiveSession } from '../auth/sessions.js';
@@ -24,7 +24,7 @@ const LABELS: Record<keyof RuleFields, string> = {
 };
 const label = (f: keyof RuleFields) => LABELS[f];
 
-const actorOf = (session: LiveSession): Actor => ({ userId: session.user.id, admin: session.user.role === 'admin' });
+const actorOf = (session: LiveSession): Actor => ruleActor(session.user);
 
 function formValues(form: URLSearchParams): RuleFormValues {
   const text = (name: string) => (form.get(name) ?? '').trim();

@@ -1,9 +1,10 @@
 import type { LiveSession } from '../auth/sessions.js';
 import type { WebhookStatus } from '../alerts/webhooks.js';
 import { html } from './html.js';
+import { utcTime } from './key-metrics.js';
 import { layout } from './layout.js';
 
-const when = (d: Date | string | null) => (d === null ? 'never' : new Date(d).toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC'));
+const when = (d: Date | string | null) => (d === null ? 'never' : utcTime(d));
 
 export interface SettingsView {
   webhook: WebhookStatus | null;

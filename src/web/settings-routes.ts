@@ -1,4 +1,4 @@
-import { getWebhook, removeWebhook, setWebhook, webhookSecretProblem, webhookUrlProblem } from '../alerts/webhooks.js';
+import { getWebhook, removeWebhook, setWebhook, webhookInputProblem } from '../alerts/webhooks.js';
 import type { Pool } from '../store/db.js';
 import type { WebRouter } from './router.js';
 import { settingsPage } from './settings-pages.js';
@@ -14,7 +14,7 @@ export function registerSettingsRoutes(router: WebRouter, deps: { pool: Pool }):
     const userId = req.session.user.id;
     const url = (req.form.get('url') ?? '').trim();
     const secret = (req.form.get('secret') ?? '').trim() || null;
-    const problem = webhookUrlProblem(url) ?? webhookSecretProblem(secret);
+    const problem = webhookInputProblem(url, secret);
     if (problem) return { status: 400, body: settingsPage(req.session, { webhook: await getWebhook(pool, userId), message: problem, url }) };
     const saved = await setWebhook(pool, userId, url, secret);
     return { status: 200, body: settingsPage(req.session, { webhook: await getWebhook(pool, userId), newSecret: saved.secret }) };
